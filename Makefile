@@ -1,0 +1,55 @@
+# One-command set-up: `make demo` and `make test` create .venv and install what they need.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+RUN_STAMP := $(VENV)/.stamp-run
+DEV_STAMP := $(VENV)/.stamp-dev
+PIP_FLAGS := --disable-pip-version-check -q
+
+.PHONY: demo test check lint fmt typecheck pytest bench bench-quick soak clean
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required (set PYTHON=...)")'
+	$(PYTHON) -m venv $(VENV)
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
+	@touch $@
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[dev]'
+	@touch $@ $(RUN_STAMP)
+
+demo: $(RUN_STAMP)
+	$(BIN)/pplx-export demo --out demo-archive
+
+test: $(DEV_STAMP) lint typecheck pytest
+
+check: test
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+fmt: $(DEV_STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: $(DEV_STAMP)
+	$(BIN)/mypy --strict pplx_archiver
+
+pytest: $(DEV_STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(RUN_STAMP)
+	$(BIN)/python scripts/bench.py
+
+bench-quick: $(RUN_STAMP)
+	$(BIN)/python scripts/bench.py --quick
+
+soak: $(DEV_STAMP)
+	PPLX_SOAK=1 $(BIN)/python -m pytest -q tests/reliability
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage htmlcov demo-archive build dist
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

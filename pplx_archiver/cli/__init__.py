@@ -1,0 +1,53 @@
+"""The `pplx-export` command line: a thin typer app; options → Settings → anyio.run → exit code.
+
+Each command group lives in its own module under ``cli/`` and registers itself on :data:`app`
+through :func:`_register`; only this package maps errors to exit codes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from pplx_archiver import __version__
+from pplx_archiver.cli._app import app
+
+# Command modules under cli/, in the order their commands appear in --help.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pplx-export {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Archive a Perplexity account: every thread of every mode, complete and re-renderable.
+
+    Start with `pplx-export demo` (archives a simulated account), then `pplx-export auth check`
+    and `pplx-export batch` for your own account. Exit codes: 0 all archived, 1 some threads
+    failed, 2 usage or config error, 3 authentication failure, 4 interrupted, 5 stopped by
+    Cloudflare challenges.
+    """
+
+
+def _register() -> None:
+    """Import every command module so its commands attach to :data:`app`."""
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"pplx_archiver.cli.{name}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _register()
+    app(prog_name="pplx-export")
+    sys.exit(0)

@@ -1,0 +1,141 @@
+"""The one exception tree of pplx-archiver and the exit code of each branch.
+
+::
+
+    PplxError                         exit 1  (base; "something failed")
+    ├── ConfigError                   exit 2  bad option, bad config file, bad cookie file
+    ├── AuthError                     exit 3  no usable session
+    │   ├── LoggedOutError                    session probe answered ``{}``
+    │   └── SessionExpiredError               401 / JSON 403 from the API
+    ├── InterruptedRun                exit 4  Ctrl-C / SIGTERM; state is consistent
+    ├── ChallengeAbort                exit 5  Cloudflare kept challenging; run stopped
+    ├── PayloadError                  exit 1  a response did not have the expected shape
+    ├── StoreError                    exit 1  the archive could not be written or read
+    └── FetchError                    exit 1  one request failed (shell/http.py maps to these)
+        ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
+        ├── RateLimitedError                  429 / RATE_LIMITED (``retry_after`` seconds)
+        ├── ChallengeError                    Cloudflare challenge page (HTML 403/503)
+        ├── NotFoundError                     404 (not terminal: new threads 404 briefly)
+        ├── ForbiddenError                    403 VIEW_THREAD_NOT_ALLOWED and similar
+        └── TerminalThreadError               400 ENTRY_DELETED / ENTRY_EXPIRED
+
+Only ``cli`` maps these to process exit codes, through :func:`exit_code_for`.
+This module imports nothing but the standard library, so the pure core may raise
+:class:`PayloadError`.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILURES = 1
+EXIT_USAGE = 2
+EXIT_AUTH = 3
+EXIT_INTERRUPTED = 4
+EXIT_CHALLENGE = 5
+
+
+class PplxError(Exception):
+    """Base of every error this project raises on purpose."""
+
+    exit_code: int = EXIT_FAILURES
+
+
+class ConfigError(PplxError):
+    """A command-line option, environment variable, config or cookie file is unusable."""
+
+    exit_code = EXIT_USAGE
+
+
+class AuthError(PplxError):
+    """No usable session: the run cannot start or cannot go on."""
+
+    exit_code = EXIT_AUTH
+
+
+class LoggedOutError(AuthError):
+    """The session probe says logged out (``{}``); lists would come back empty."""
+
+
+class SessionExpiredError(AuthError):
+    """The API answered 401 or an API-level 403: the cookie is dead."""
+
+
+class InterruptedRun(PplxError):
+    """The run was stopped by a signal after leaving the archive consistent."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+class ChallengeAbort(PplxError):
+    """Cloudflare challenged too often; the run stopped instead of hammering it."""
+
+    exit_code = EXIT_CHALLENGE
+
+
+class PayloadError(PplxError):
+    """A payload had an unexpected shape; ``path`` is the JSON path of the bad value."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}")
+
+
+class StoreError(PplxError):
+    """The archive on disk could not be written or read consistently."""
+
+
+class FetchError(PplxError):
+    """One HTTP request failed; ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None, url: str = "") -> None:
+        self.status = status
+        self.url = url
+        super().__init__(message)
+
+
+class TransientError(FetchError):
+    """A failure worth retrying: 5xx, timeout, connection error, truncated or non-JSON body."""
+
+
+class RateLimitedError(FetchError):
+    """429 or ``RATE_LIMITED``; ``retry_after`` is the server's hint in seconds, if any."""
+
+    def __init__(
+        self, message: str, *, status: int | None = 429, url: str = "", retry_after: float | None
+    ) -> None:
+        super().__init__(message, status=status, url=url)
+        self.retry_after = retry_after
+
+
+class ChallengeError(FetchError):
+    """A Cloudflare challenge page (HTML 403/503, ``cf-mitigated: challenge``)."""
+
+
+class NotFoundError(FetchError):
+    """404; not terminal, because freshly created threads answer 404 for a while."""
+
+
+class ForbiddenError(FetchError):
+    """An API-level 403 naming an error code such as ``VIEW_THREAD_NOT_ALLOWED``."""
+
+    def __init__(self, message: str, *, status: int | None = 403, url: str = "", code: str = ""):
+        super().__init__(message, status=status, url=url)
+        self.code = code
+
+
+class TerminalThreadError(FetchError):
+    """400 ``ENTRY_DELETED`` or ``ENTRY_EXPIRED``: the thread is gone for good."""
+
+    def __init__(self, message: str, *, status: int | None = 400, url: str = "", state: str):
+        super().__init__(message, status=status, url=url)
+        self.state = state  # "deleted" or "expired"
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """Return the process exit code for an exception (1 for anything unexpected)."""
+    if isinstance(exc, PplxError):
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    return EXIT_FAILURES

@@ -1,0 +1,204 @@
+"""Structured logging: one structlog configuration, JSON lines, console lines, redaction.
+
+Every event is an UPPER_SNAKE name plus snake_case fields. :func:`configure` is called once
+per run; it sends each event as one JSON line (orjson, ISO-8601 UTC timestamp) to the run's
+log file, and to stderr either as JSON (``json``, or ``auto`` when stderr is not a TTY) or as
+readable console lines (``console``, or ``auto`` on a TTY).
+
+Secrets never reach a sink: :func:`redact` masks values under secret-looking keys (cookies,
+tokens, authorization, signatures), strips the query of signed URLs, masks JWT-shaped
+strings and any value registered with :func:`register_secret`, at any depth of the event.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterable, MutableMapping
+from typing import IO, Any, Protocol
+
+import orjson
+import structlog
+
+MASK = "***"
+
+_SECRET_KEY = re.compile(
+    r"(cookie|token|secret|password|passwd|authorization|auth_header|signature|"
+    r"session_id|credential|api_key|apikey|policy|key_pair_id|key-pair-id|"
+    r"awsaccesskeyid|x-amz-|x_amz_|set-cookie|set_cookie|csrf)",
+    re.IGNORECASE,
+)
+# Keys that look secret by the pattern above but are counts or names, not secrets.
+_SAFE_KEYS = frozenset({"tokens_available", "token_bucket", "session_probe", "cookie_names"})
+_JWT = re.compile(r"eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-\.]*")
+_URL_QUERY = re.compile(r"(https?://[^\s?#\"']+)\?[^\s#\"']*")
+_SIGNED_PARAM = re.compile(
+    r"(Signature|Policy|Key-Pair-Id|AWSAccessKeyId|X-Amz-[A-Za-z-]+|x-amz-security-token|sig|"
+    r"token|expires)=[^&\s\"']*",
+    re.IGNORECASE,
+)
+
+_secrets_lock = threading.Lock()
+_secrets: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Mask every later occurrence of ``value`` (a session token, a cookie) in any event."""
+    if value and len(value) >= 6:
+        with _secrets_lock:
+            _secrets.add(value)
+
+
+def clear_secrets() -> None:
+    """Forget registered secrets (tests)."""
+    with _secrets_lock:
+        _secrets.clear()
+
+
+def redact_text(text: str) -> str:
+    """Return ``text`` with registered secrets, JWTs and URL query strings masked."""
+    with _secrets_lock:
+        known = sorted(_secrets, key=len, reverse=True)
+    for secret in known:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    text = _JWT.sub(MASK, text)
+    text = _URL_QUERY.sub(lambda m: m.group(1) + "?" + MASK, text)
+    return _SIGNED_PARAM.sub(lambda m: m.group(1) + "=" + MASK, text)
+
+
+def _redact_value(key: str | None, value: Any, depth: int = 0) -> Any:
+    if key is not None and key.lower() not in _SAFE_KEYS and _SECRET_KEY.search(key):
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        return MASK
+    if depth > 12:
+        return MASK if isinstance(value, dict | list | tuple | str) else value
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(str(k), v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_redact_value(None, v, depth + 1) for v in value]
+    if isinstance(value, bytes):
+        return redact_text(value.decode("utf-8", "replace"))
+    if isinstance(value, BaseException):
+        return redact_text(f"{type(value).__name__}: {value}")
+    return value
+
+
+def redact(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """structlog processor: mask secrets anywhere in the event."""
+    for key in list(event_dict):
+        event_dict[key] = _redact_value(str(key), event_dict[key])
+    return event_dict
+
+
+def dumps(event_dict: MutableMapping[str, Any]) -> bytes:
+    """Serialize one event as a JSON line (bytes, newline-terminated)."""
+    return orjson.dumps(event_dict, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+class ByteSink(Protocol):
+    """Where JSON lines go: a binary file, or stderr through an adapter."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+class _Sinks:
+    """The outputs of the current configuration; replaced by each :func:`configure` call."""
+
+    def __init__(self) -> None:
+        self.json_files: list[ByteSink] = []
+        self.console: IO[str] | None = None
+        self.console_renderer: Callable[..., Any] | None = None
+        self.listeners: list[Callable[[MutableMapping[str, Any]], None]] = []
+        self.lock = threading.Lock()
+
+
+_sinks = _Sinks()
+
+
+def _emit(
+    logger: Any, method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """Final processor: write the event to every sink, then drop it."""
+    line = dumps(event_dict)
+    with _sinks.lock:
+        for listener in _sinks.listeners:
+            listener(dict(event_dict))
+        for fh in _sinks.json_files:
+            fh.write(line)
+            fh.flush()
+        if _sinks.console is not None and _sinks.console_renderer is not None:
+            text = _sinks.console_renderer(logger, method, dict(event_dict))
+            _sinks.console.write(str(text) + "\n")
+            _sinks.console.flush()
+    raise structlog.DropEvent
+
+
+def shared_processors() -> list[Any]:
+    """Processors every configuration runs before the sinks (tests reuse them)."""
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
+        structlog.processors.format_exc_info,
+        redact,
+    ]
+
+
+def configure(
+    *,
+    log_format: str = "auto",
+    json_files: Iterable[ByteSink] = (),
+    stderr: IO[str] | None = None,
+    listeners: Iterable[Callable[[MutableMapping[str, Any]], None]] = (),
+) -> None:
+    """Configure structlog for this process; ``log_format`` is auto, json or console."""
+    err = stderr if stderr is not None else sys.stderr
+    files: list[ByteSink] = list(json_files)
+    console_renderer: Callable[..., Any] | None = None
+    console: IO[str] | None = None
+    fmt = log_format
+    if fmt == "auto":
+        fmt = "console" if err.isatty() else "json"
+    if fmt == "json":
+        files.append(_TextToBytes(err))
+    elif fmt == "console":
+        console = err
+        console_renderer = structlog.dev.ConsoleRenderer(colors=err.isatty())
+    with _sinks.lock:
+        _sinks.json_files = files
+        _sinks.console = console
+        _sinks.console_renderer = console_renderer
+        _sinks.listeners = list(listeners)
+    structlog.configure(
+        processors=[*shared_processors(), _emit],
+        logger_factory=structlog.ReturnLoggerFactory(),
+        wrapper_class=structlog.make_filtering_bound_logger(0),
+        cache_logger_on_first_use=False,
+    )
+
+
+class _TextToBytes:
+    """Adapts a text stream (stderr) to the bytes sink interface."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> int:
+        return self._stream.write(data.decode("utf-8"))
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+
+def get_logger(**initial: Any) -> Any:
+    """A bound logger; call ``log.info("EVENT_NAME", field=...)``."""
+    return structlog.get_logger(**initial)

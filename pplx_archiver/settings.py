@@ -1,0 +1,171 @@
+"""Frozen run settings: the only reader of ``PPLX_*`` environment variables and the config file.
+
+Precedence, highest first: explicit command-line values, ``PPLX_*`` environment variables,
+the TOML config file (``$PPLX_CONFIG`` or ``<user config dir>/pplx-archiver/config.toml``),
+then the defaults below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from pplx_archiver.errors import ConfigError
+
+DEFAULT_BASE_URL = "https://www.perplexity.ai"
+APP_DIR_NAME = "pplx-archiver"
+
+# Conservative defaults: the real service publishes no read limits and peers report
+# Cloudflare trouble above ~2 requests/s. Raise them with --rate/--burst/--concurrency.
+DEFAULT_RATE = 2.0
+DEFAULT_BURST = 4
+DEFAULT_CONCURRENCY = 4
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a run needs to know that does not come from the server."""
+
+    base_url: str = DEFAULT_BASE_URL
+    out_dir: Path = Path("archive")
+    session_token: str | None = dataclasses.field(default=None, repr=False)
+    cookies_file: Path | None = None
+    cookies_from: str | None = None
+    account_id: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY
+    rate: float = DEFAULT_RATE
+    burst: int = DEFAULT_BURST
+    asset_concurrency: int = 4
+    max_asset_bytes: int = 200 * 1024 * 1024
+    lang: str = "en"
+    log_format: str = "auto"
+    lister: str = "rest"
+    impersonate: str | None = None
+    graphql_hashes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    early_stop: int = 50
+    max_attempts: int = 6
+    max_retry_seconds: float = 300.0
+    request_timeout: float = 60.0
+    max_challenges: int = 5
+    config_dir: Path = dataclasses.field(
+        default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
+    )
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
+        if self.rate <= 0:
+            raise ConfigError(f"rate must be a positive number of requests/s, got {self.rate}")
+        if self.burst < 1:
+            raise ConfigError(f"burst must be at least 1, got {self.burst}")
+        if self.lang not in ("en", "zh"):
+            raise ConfigError(f"lang must be 'en' or 'zh', got {self.lang!r}")
+        if self.log_format not in ("auto", "json", "console"):
+            raise ConfigError(f"log format must be auto, json or console, got {self.log_format!r}")
+        if self.lister not in ("rest", "graphql"):
+            raise ConfigError(f"lister must be 'rest' or 'graphql', got {self.lister!r}")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"base URL must start with http:// or https://, got {self.base_url!r}"
+            )
+
+    @property
+    def credential_path(self) -> Path:
+        """Where `auth save` stores the credential (mode 0600)."""
+        return self.config_dir / "credentials.json"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+
+# Environment variable → field name.
+_ENV = {
+    "PPLX_BASE_URL": "base_url",
+    "PPLX_OUT": "out_dir",
+    "PPLX_SESSION_TOKEN": "session_token",
+    "PPLX_COOKIES": "cookies_file",
+    "PPLX_ACCOUNT_ID": "account_id",
+    "PPLX_CONCURRENCY": "concurrency",
+    "PPLX_RATE": "rate",
+    "PPLX_BURST": "burst",
+    "PPLX_LANG": "lang",
+    "PPLX_LOG_FORMAT": "log_format",
+    "PPLX_LISTER": "lister",
+    "PPLX_MAX_ASSET_BYTES": "max_asset_bytes",
+    "PPLX_CONFIG_DIR": "config_dir",
+}
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    """Convert a raw value from env/TOML/CLI into the field's type, naming where it came from."""
+    if value is None:
+        return None
+    field_type = str(_FIELDS[name].type)
+    try:
+        if "Path" in field_type:
+            return Path(str(value)).expanduser()
+        if field_type.startswith("int"):
+            if isinstance(value, bool):
+                raise ValueError("booleans are not numbers")
+            return int(value)
+        if field_type.startswith("float"):
+            return float(value)
+        if "Mapping" in field_type:
+            if not isinstance(value, Mapping):
+                raise ValueError("expected a table")
+            return {str(k): str(v) for k, v in value.items()}
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: invalid value {value!r} for {name}: {exc}") from None
+
+
+def config_file_path(env: Mapping[str, str]) -> Path:
+    """The TOML config file this run reads (it may not exist)."""
+    if "PPLX_CONFIG" in env:
+        return Path(env["PPLX_CONFIG"]).expanduser()
+    base = env.get("PPLX_CONFIG_DIR") or platformdirs.user_config_dir(APP_DIR_NAME)
+    return Path(base).expanduser() / "config.toml"
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in _FIELDS:
+            raise ConfigError(f"{path}: unknown setting {key!r}")
+        out[name] = _coerce(name, value, str(path))
+    return out
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the run's settings from overrides (CLI), the environment and the config file."""
+    environ: Mapping[str, str] = os.environ if env is None else env
+    values: dict[str, Any] = _read_config_file(config_file_path(environ))
+    for var, name in _ENV.items():
+        if var in environ and environ[var] != "":
+            values[name] = _coerce(name, environ[var], f"environment variable {var}")
+    for name, value in (overrides or {}).items():
+        if name not in _FIELDS:
+            raise ConfigError(f"unknown setting {name!r}")
+        if value is not None:
+            values[name] = _coerce(name, value, f"option --{name.replace('_', '-')}")
+    return Settings(**values)

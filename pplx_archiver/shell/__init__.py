@@ -1,0 +1,1 @@
+"""Async shell: HTTP client, rate limiter, retries, listing, scheduler and the archive store."""
