@@ -1,0 +1,169 @@
+"""The account-wide request budget: an adaptive (AIMD) token bucket every API request passes.
+
+One :class:`RateLimiter` serves every worker of a run. :meth:`RateLimiter.acquire` waits for
+a token (``rate`` tokens per second, at most ``burst`` saved up). When the server pushes back
+(429 or a Cloudflare challenge) the caller reports it with :meth:`RateLimiter.on_throttle`:
+the rate is cut multiplicatively (``× decrease``, never below ``floor``) and *every* waiter is
+paused until ``now + retry_after`` (or a growing backoff when the server gave no hint). After
+``success_window`` successes in a row :meth:`RateLimiter.on_success` raises the rate again by
+``increase`` requests/s, up to the configured ceiling. The clock and the sleep are injected,
+so tests drive the limiter in zero time and assert exact waits.
+
+A second instance can serve another budget (CDN asset downloads) with its own numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LimiterSnapshot:
+    """What the progress bar and the run summary show about the limiter."""
+
+    rate: float
+    ceiling: float
+    paused_for: float
+    acquired: int
+    throttles: int
+    pauses: int
+    paused_seconds: float
+    raises: int
+
+
+class RateLimiter:
+    """Token bucket with additive increase / multiplicative decrease, shared by all workers."""
+
+    def __init__(
+        self,
+        rate: float,
+        burst: int,
+        *,
+        floor: float = 0.1,
+        decrease: float = 0.5,
+        increase: float | None = None,
+        success_window: int = 20,
+        backoff_initial: float = 5.0,
+        backoff_max: float = 120.0,
+        clock: Clock = time.monotonic,
+        sleep: Sleep = anyio.sleep,
+    ) -> None:
+        if rate <= 0:
+            raise ValueError(f"rate must be positive, got {rate}")
+        if burst < 1:
+            raise ValueError(f"burst must be at least 1, got {burst}")
+        if not 0 < decrease < 1:
+            raise ValueError(f"decrease must be between 0 and 1, got {decrease}")
+        self._ceiling = float(rate)
+        self._rate = float(rate)
+        self._burst = float(burst)
+        self._floor = min(float(floor), self._ceiling)
+        self._decrease = decrease
+        self._increase = increase if increase is not None else max(self._ceiling / 10, 0.05)
+        self._success_window = success_window
+        self._backoff_initial = backoff_initial
+        self._backoff_max = backoff_max
+        self._clock = clock
+        self._sleep = sleep
+        self._tokens = float(burst)
+        self._last = clock()
+        self._paused_until = float("-inf")
+        self._streak = 0
+        self._throttles_in_row = 0
+        self._acquired = 0
+        self._throttles = 0
+        self._pauses = 0
+        self._paused_seconds = 0.0
+        self._raises = 0
+
+    @property
+    def rate(self) -> float:
+        """Current allowed requests per second."""
+        return self._rate
+
+    @property
+    def ceiling(self) -> float:
+        """The configured rate; recovery never goes above it."""
+        return self._ceiling
+
+    def pause_remaining(self) -> float:
+        """Seconds until the current pause ends (0 when not paused)."""
+        return max(0.0, self._paused_until - self._clock())
+
+    def snapshot(self) -> LimiterSnapshot:
+        """Counters and the current rate, for progress display and the run summary."""
+        return LimiterSnapshot(
+            rate=self._rate,
+            ceiling=self._ceiling,
+            paused_for=self.pause_remaining(),
+            acquired=self._acquired,
+            throttles=self._throttles,
+            pauses=self._pauses,
+            paused_seconds=self._paused_seconds,
+            raises=self._raises,
+        )
+
+    def _refill(self, now: float) -> None:
+        if now > self._last:
+            self._tokens = min(self._burst, self._tokens + (now - self._last) * self._rate)
+            self._last = now
+
+    async def acquire(self) -> None:
+        """Wait until a request may be sent (honouring pauses), then take one token."""
+        while True:
+            now = self._clock()
+            if now < self._paused_until:
+                await self._sleep(self._paused_until - now)
+                continue
+            self._refill(now)
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                self._acquired += 1
+                return
+            await self._sleep((1.0 - self._tokens) / self._rate)
+
+    def on_success(self) -> None:
+        """Count a success; after a run of them, raise the rate additively up to the ceiling."""
+        self._throttles_in_row = 0
+        self._streak += 1
+        if self._streak >= self._success_window and self._rate < self._ceiling:
+            self._refill(self._clock())
+            self._rate = min(self._ceiling, self._rate + self._increase)
+            self._raises += 1
+            self._streak = 0
+
+    def on_throttle(self, retry_after: float | None = None) -> float:
+        """Cut the rate and pause every waiter; returns the seconds until the pause ends.
+
+        ``retry_after`` is the server's hint; without one the pause is a backoff that doubles
+        with each throttle in a row (``backoff_initial`` … ``backoff_max``). When the bucket
+        resumes, one request may go at once (a probe), then the reduced rate applies.
+        """
+        now = self._clock()
+        self._refill(now)
+        self._throttles += 1
+        self._throttles_in_row += 1
+        self._streak = 0
+        self._rate = max(self._floor, self._rate * self._decrease)
+        if retry_after is not None and retry_after >= 0:
+            pause = float(retry_after)
+        else:
+            pause = min(
+                self._backoff_max, self._backoff_initial * 2 ** (self._throttles_in_row - 1)
+            )
+        until = now + pause
+        if until > self._paused_until:
+            previous_end = max(self._paused_until, now)
+            self._paused_seconds += until - previous_end
+            self._paused_until = until
+            self._pauses += 1
+            self._tokens = 1.0
+            self._last = until
+        return self._paused_until - now

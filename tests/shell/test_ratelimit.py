@@ -1,0 +1,152 @@
+"""The account-wide limiter paces requests exactly, pauses everyone on throttle and recovers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from pplx_archiver.shell.ratelimit import RateLimiter
+from tests.shell.fake_time import StepTime, VirtualTime
+
+
+def _limiter(
+    t: StepTime | VirtualTime, rate: float = 2.0, burst: int = 2, **kw: float
+) -> RateLimiter:
+    return RateLimiter(rate, burst, clock=t.clock, sleep=t.sleep, **kw)
+
+
+async def test_burst_then_steady_rate() -> None:
+    """A full bucket lets `burst` requests through at once, then one per 1/rate seconds."""
+    t = StepTime()
+    lim = _limiter(t, rate=2.0, burst=2)
+    start = t.now
+    times = []
+    for _ in range(5):
+        await lim.acquire()
+        times.append(t.now - start)
+    assert times == [0.0, 0.0, 0.5, 1.0, 1.5]
+    assert lim.snapshot().acquired == 5
+
+
+async def test_idle_time_refills_up_to_burst_only() -> None:
+    """After a long idle period the bucket holds `burst` tokens, not more."""
+    t = StepTime()
+    lim = _limiter(t, rate=1.0, burst=3)
+    for _ in range(3):
+        await lim.acquire()
+    t.now += 100.0
+    start = t.now
+    for _ in range(4):
+        await lim.acquire()
+    assert t.now - start == pytest.approx(1.0)
+
+
+async def test_throttle_cuts_rate_and_pauses_for_retry_after() -> None:
+    """on_throttle halves the rate and the next acquire waits exactly Retry-After."""
+    t = StepTime()
+    lim = _limiter(t, rate=4.0, burst=1)
+    await lim.acquire()
+    pause = lim.on_throttle(7.0)
+    assert pause == 7.0
+    assert lim.rate == 2.0
+    start = t.now
+    await lim.acquire()
+    assert t.now - start == pytest.approx(7.0)
+    await lim.acquire()
+    assert t.now - start == pytest.approx(7.5)
+    snap = lim.snapshot()
+    assert (snap.throttles, snap.pauses, snap.paused_seconds) == (1, 1, 7.0)
+
+
+async def test_throttle_without_hint_backs_off_doubling() -> None:
+    """Without Retry-After the pause doubles with each throttle in a row, capped."""
+    t = StepTime()
+    lim = _limiter(t, rate=1.0, burst=1, backoff_initial=5.0, backoff_max=12.0)
+    pauses = []
+    for _ in range(3):
+        pauses.append(lim.on_throttle(None))
+        t.now += pauses[-1]
+    assert pauses == [5.0, 10.0, 12.0]
+
+
+async def test_rate_never_below_floor() -> None:
+    """Repeated throttles stop cutting at the floor."""
+    t = StepTime()
+    lim = _limiter(t, rate=1.0, burst=1, floor=0.3)
+    for _ in range(5):
+        lim.on_throttle(0.0)
+    assert lim.rate == 0.3
+
+
+async def test_additive_recovery_up_to_ceiling() -> None:
+    """A run of successes raises the rate by `increase`, never above the configured rate."""
+    t = StepTime()
+    lim = _limiter(t, rate=2.0, burst=1, increase=0.4, success_window=3)
+    lim.on_throttle(0.0)
+    assert lim.rate == 1.0
+    for _ in range(2):
+        lim.on_success()
+    assert lim.rate == 1.0
+    lim.on_success()
+    assert lim.rate == pytest.approx(1.4)
+    for _ in range(9):
+        lim.on_success()
+    assert lim.rate == 2.0
+    assert lim.snapshot().raises == 3
+
+
+async def test_throttle_resets_success_streak() -> None:
+    """A throttle in the middle of a success run restarts the count."""
+    t = StepTime()
+    lim = _limiter(t, rate=2.0, burst=1, increase=1.0, success_window=2)
+    lim.on_throttle(0.0)
+    lim.on_success()
+    lim.on_throttle(0.0)
+    lim.on_success()
+    assert lim.rate == 0.5
+
+
+async def test_pause_applies_to_every_waiter() -> None:
+    """A throttle reported by one worker holds back the others until the pause ends."""
+    vt = VirtualTime()
+    lim = _limiter(vt, rate=10.0, burst=3)
+    start = vt.now
+    done: dict[str, float] = {}
+
+    async def throttled() -> None:
+        await lim.acquire()
+        lim.on_throttle(30.0)
+        done["throttled"] = vt.now - start
+
+    def worker(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            await vt.sleep(1.0)
+            await lim.acquire()
+            done[name] = vt.now - start
+
+        return run
+
+    await vt.run(throttled, worker("a"), worker("b"))
+    assert done["throttled"] == 0.0
+    # After the pause one request goes at once, the next at the halved rate (5/s).
+    assert sorted([done["a"], done["b"]]) == pytest.approx([30.0, 30.2])
+
+
+async def test_longer_pause_wins() -> None:
+    """A shorter Retry-After never shortens a pause already in force."""
+    t = StepTime()
+    lim = _limiter(t, rate=1.0, burst=1)
+    lim.on_throttle(20.0)
+    remaining = lim.on_throttle(5.0)
+    assert remaining == 20.0
+    assert lim.pause_remaining() == 20.0
+    assert lim.snapshot().pauses == 1
+
+
+def test_rejects_bad_numbers() -> None:
+    """A non-positive rate or a burst below one is refused."""
+    with pytest.raises(ValueError, match="rate"):
+        RateLimiter(0, 1)
+    with pytest.raises(ValueError, match="burst"):
+        RateLimiter(1, 0)
