@@ -1,0 +1,72 @@
+"""Atomic writes keep old or new bytes, never a mix; joins never leave the archive root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.fsutil import TEMP_PATTERN, safe_join, temp_name, write_atomic
+
+
+def test_write_creates_then_skips_identical_bytes(tmp_path: Path) -> None:
+    """A first write creates the file; the same bytes again leave it (and its mtime) alone."""
+    path = tmp_path / "sub" / "a.md"
+    assert write_atomic(path, b"hello") is True
+    old = 1_000_000_000
+    os.utime(path, (old, old))
+    assert write_atomic(path, b"hello") is False
+    assert path.stat().st_mtime == old
+    assert write_atomic(path, b"hello!") is True
+    assert path.read_bytes() == b"hello!"
+    assert path.stat().st_mtime != old
+    assert sorted(p.name for p in path.parent.iterdir()) == ["a.md"]
+
+
+def test_temp_names_match_the_pattern() -> None:
+    """The temp file name of any file matches TEMP_PATTERN; ordinary names do not."""
+    for name in ("thread.json", "turn_0001.md", ".hidden"):
+        assert TEMP_PATTERN.match(temp_name(name))
+        assert not TEMP_PATTERN.match(name)
+
+
+def test_failed_write_leaves_old_bytes_and_no_temp(tmp_path: Path) -> None:
+    """When the replace fails the old file survives and the temp file is removed."""
+    target = tmp_path / "x.json"
+    target.mkdir()  # replacing a directory by a file fails
+    with pytest.raises(StoreError, match=r"x\.json"):
+        write_atomic(target, b"{}")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+@pytest.mark.parametrize(
+    "part", ["..", "../x", "a/../../b", "/etc/passwd", "\\x", "a\x00b", "", "C:evil"]
+)
+def test_safe_join_refuses_escapes(tmp_path: Path, part: str) -> None:
+    """Absolute, dot-dot, NUL, empty and drive-qualified parts are refused."""
+    with pytest.raises(StoreError):
+        safe_join(tmp_path, "acct", part)
+
+
+def test_safe_join_refuses_symlink_escape(tmp_path: Path) -> None:
+    """A symlink inside the root pointing outside it does not let a path out."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "link").symlink_to(tmp_path)
+    with pytest.raises(StoreError, match="outside"):
+        safe_join(root, "link", "x")
+
+
+@given(st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=4))
+def test_safe_join_result_is_always_inside(parts: list[str]) -> None:
+    """Whatever the parts, safe_join either refuses or returns a path under the root."""
+    root = Path("/tmp/pplx-root-never-created")
+    try:
+        path = safe_join(root, *parts)
+    except StoreError:
+        return
+    assert path.resolve().is_relative_to(root.resolve())
