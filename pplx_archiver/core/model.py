@@ -114,3 +114,25 @@ class RenderResult:
     record: Mapping[str, Any]
     findings: tuple[Finding, ...] = ()
     variants: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AssetRef:
+    """One version of one asset found in a thread's payloads (issue 8 downloads these).
+
+    ``version`` numbers the versions of one ``file_name`` 1..N by ``created_at``;
+    ``is_handle`` marks ``toolu_…`` cloud-workspace handles (no download channel);
+    ``inline_content`` holds diffs/code/text the payload already carries; ``path`` is the
+    JSON path where the asset was found.
+    """
+
+    uuid: str
+    asset_type: str
+    created_at: str
+    file_name: str
+    url: str | None
+    is_handle: bool
+    version: int
+    title: str = ""
+    inline_content: str | None = None
+    path: str = ""

@@ -1,0 +1,285 @@
+"""Decoding of schematized ``blocks[]`` and (nested) workflows into typed values.
+
+Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (API.md §4.1); workflows
+and their items follow §4.2–§4.6. Unknown blocks and unknown item types are kept (items as
+raw values) so the renderer can show a placeholder instead of dropping them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from pplx_archiver.core.node import Node
+from pplx_archiver.core.timeparse import node_ts
+from pplx_archiver.core.values import Blocks, Item, Step, TodoItem, WebResult, Workflow
+
+MAX_WORKFLOW_DEPTH = 32
+_SECTION = re.compile(r"ask_text_(\d+)_markdown")
+
+
+def web_result(node: Node) -> WebResult:
+    """A web result (source) object; a bare string is read as a URL."""
+    if isinstance(node.v, str):
+        return WebResult(name=node.v, url=node.v)
+    return WebResult(
+        name=node.get_text("name") or node.get_text("title"),
+        url=node.get_text("url"),
+        snippet=node.get_text("snippet"),
+        timestamp=node.get_text("timestamp"),
+    )
+
+
+def web_results(nodes: list[Node]) -> tuple[WebResult, ...]:
+    """Web results of an array, in order."""
+    return tuple(web_result(n) for n in nodes)
+
+
+def decode_blocks(entry: Node) -> Blocks:
+    """The typed content of an entry's ``blocks`` (empty when it has none)."""
+    nodes = entry.get_list("blocks")
+    if not nodes:
+        return Blocks()
+    answer: str | None = None
+    sections: list[tuple[int, str]] = []
+    workflow: Workflow | None = None
+    results: list[WebResult] = []
+    goals: list[str] = []
+    assets: list[object] = []
+    asset_paths: list[str] = []
+    for block in nodes:
+        block.as_obj()
+        usage = block.get_str("intended_usage")
+        if usage == "ask_text":
+            md = block.get_obj("markdown_block")
+            if md is not None:
+                answer = _markdown_text(md)
+        elif usage.startswith("ask_text_") and usage.endswith("_markdown"):
+            md = block.get_obj("markdown_block")
+            match = _SECTION.fullmatch(usage)
+            if md is not None and match is not None:
+                sections.append((int(match.group(1)), _markdown_text(md)))
+        elif usage == "workflow_root":
+            wf = block.get_obj("workflow_block")
+            if wf is not None:
+                workflow = decode_workflow(wf, 0)
+        elif usage == "web_results":
+            wr = block.get_obj("web_result_block")
+            if wr is not None:
+                results.extend(web_results(wr.get_list("web_results")))
+        elif usage in ("plan", "pro_search_steps"):
+            plan = block.get_obj("plan_block")
+            if plan is not None:
+                goals.extend(
+                    g.get_text("description") for g in plan.get_list("goals") if g.as_obj()
+                )
+                for step in plan.get_list("steps"):
+                    for asset in step.get_list("assets") if isinstance(step.v, dict) else ():
+                        assets.append(asset.v)
+                        asset_paths.append(asset.path)
+        elif usage == "unified_assets":
+            ua = block.get_obj("unified_assets_block")
+            if ua is not None:
+                for asset in ua.get_list("assets"):
+                    assets.append(asset.v)
+                    asset_paths.append(asset.path)
+    sections.sort(key=lambda pair: pair[0])
+    return Blocks(
+        answer=answer,
+        sections=tuple(text for _, text in sections),
+        workflow=workflow,
+        web_results=tuple(results),
+        goals=tuple(goals),
+        assets=tuple(assets),
+        asset_paths=tuple(asset_paths),
+        count=len(nodes),
+    )
+
+
+def _markdown_text(md: Node) -> str:
+    """The text of a markdown block: ``answer``, else the joined ``chunks``."""
+    answer = md.get_str("answer")
+    if answer:
+        return answer
+    return "".join(c.as_str() for c in md.get_list("chunks"))
+
+
+def decode_workflow(node: Node, depth: int) -> Workflow:
+    """A workflow block or nested workflow payload, recursively (bounded depth)."""
+    if depth > MAX_WORKFLOW_DEPTH:
+        raise node.error(f"workflows nested deeper than {MAX_WORKFLOW_DEPTH} levels")
+    node.as_obj()
+    steps = tuple(_decode_step(s, depth) for s in node.get_list("steps"))
+    objective = "".join(
+        c.get_text("text") if isinstance(c.v, dict) else c.as_str()
+        for c in node.get_list("objective_chunks")
+    )
+    return Workflow(
+        id=node.get_str("id"),
+        status=node.get_str("status"),
+        headline=node.get_str("headline"),
+        mode=node.get_str("mode"),
+        model=node.get_str("model"),
+        objective=objective,
+        is_anchor=node.get_bool("is_background_anchor"),
+        completed_us=node_ts(node, "completed_at"),
+        steps=steps,
+        path=node.path,
+        locked_reason=node.get_str("locked_reason"),
+    )
+
+
+def _decode_step(node: Node, depth: int) -> Step:
+    node.as_obj()
+    return Step(
+        id=node.get_str("id"),
+        title=node.get_str("title"),
+        status=node.get_str("status"),
+        tool_name=node.get_str("tool_name"),
+        items=tuple(decode_item(i, depth) for i in node.get_list("items")),
+        path=node.path,
+    )
+
+
+def _cell(node: Node) -> str:
+    value = node.v
+    if isinstance(value, dict):
+        return node.get_text("value")
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return _scalar(value)
+    raise node.error(f"expected a table cell, got {type(value).__name__}")
+
+
+def _scalar(value: bool | int | float) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def _table(payload: Node) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    columns: list[str] = []
+    for col in payload.get_list("columns"):
+        columns.append(
+            col.get_text("name") or col.get_text("key") or col.get_text("title")
+            if isinstance(col.v, dict)
+            else _cell(col)
+        )
+    rows: list[tuple[str, ...]] = []
+    for row in payload.get_list("rows"):
+        if isinstance(row.v, list):
+            rows.append(tuple(_cell(row.child(i, v)) for i, v in enumerate(row.v)))
+            continue
+        cells = row.get_obj("cells")
+        if cells is None:
+            row.as_obj()
+            rows.append(tuple("" for _ in columns))
+            continue
+        if isinstance(cells.v, dict):
+            by_name = {k: _cell(v) for k, v in cells.items()}
+            extra = [k for k in by_name if k not in columns]
+            columns.extend(extra)
+            rows.append(tuple(by_name.get(c, "") for c in columns))
+    width = len(columns)
+    fixed = tuple(r + ("",) * (width - len(r)) if len(r) < width else r for r in rows)
+    if fixed and max(len(r) for r in fixed) > width:
+        wide = max(len(r) for r in fixed)
+        columns.extend(f"col{i + 1}" for i in range(width, wide))
+        fixed = tuple(r + ("",) * (wide - len(r)) for r in fixed)
+    return tuple(columns), fixed
+
+
+def decode_item(node: Node, depth: int) -> Item:
+    """One workflow item, typed by ``type``; unknown types keep their raw payload."""
+    node.as_obj()
+    kind = node.get_str("type")
+    ident = node.get_str("id") if not isinstance(node.raw("id"), int) else node.get_text("id")
+    payload = node.get_obj("payload")
+    if payload is None:
+        return Item(id=ident, type=kind, path=node.path)
+    text_p = payload.get_obj("text_payload")
+    text = variant = header = ""
+    if text_p is not None:
+        text = text_p.get_str("text") or "".join(c.as_str() for c in text_p.get_list("chunks"))
+        variant = text_p.get_str("variant")
+        header = text_p.get_str("header")
+    base = Item(id=ident, type=kind, path=node.path, text=text, variant=variant, header=header)
+    if kind == "WORKFLOW_ITEM_TEXT":
+        return base
+    if kind == "WORKFLOW_ITEM_SOURCES":
+        sp = payload.get_obj("sources_payload")
+        sources = web_results(sp.get_list("sources")) if sp is not None else ()
+        return replace(
+            base,
+            sources=sources,
+            raw=[a.v for a in sp.get_list("assets")] if sp is not None else None,
+        )
+    if kind == "WORKFLOW_ITEM_QUERIES":
+        qp = payload.get_obj("queries_payload")
+        queries = tuple(
+            q.as_str() if not isinstance(q.v, dict) else q.get_text("query")
+            for q in (qp.get_list("queries") if qp is not None else [])
+        )
+        return replace(base, queries=queries)
+    if kind == "WORKFLOW_ITEM_TABLE":
+        tp = payload.get_obj("table_payload")
+        cols, rows = _table(tp) if tp is not None else ((), ())
+        return replace(base, columns=cols, rows=rows)
+    if kind == "WORKFLOW_ITEM_TODO_LIST":
+        tl = payload.get_obj("todo_list_payload")
+        if tl is None:
+            return base
+        todo = tuple(
+            TodoItem(i.get_str("status"), i.get_text("description")) for i in tl.get_list("items")
+        )
+        diff_node = tl.get_obj("diff")
+        diff = tuple(
+            TodoItem(
+                " → ".join(x for x in (d.get_str("old_status"), d.get_str("new_status")) if x)
+                or d.get_str("action"),
+                d.get_text("description"),
+            )
+            for d in (diff_node.get_list("items") if diff_node is not None else [])
+        )
+        return replace(base, title=tl.get_text("title"), todo=todo, todo_diff=diff)
+    if kind == "WORKFLOW_ITEM_USER_QUESTIONS":
+        uq = payload.get_obj("user_questions_payload")
+        questions: list[str] = []
+        if uq is not None:
+            for q in uq.get_list("questions"):
+                questions.append(
+                    q.as_str()
+                    if isinstance(q.v, str)
+                    else q.get_text("question") or q.get_text("text")
+                )
+            for f in uq.get_list("fields"):
+                opts = [o.get_text("title") for o in f.get_list("options") if o.get_text("title")]
+                line = f.get_text("field_name")
+                questions.append(line + (f" ({' / '.join(opts)})" if opts else ""))
+        return replace(base, title=uq.get_text("title") if uq else "", questions=tuple(questions))
+    if kind == "WORKFLOW_ITEM_USER_RESPONSE":
+        ur = payload.get_obj("user_response_payload")
+        responses = tuple(
+            (r.get_text("question"), r.get_text("answer"))
+            if isinstance(r.v, dict)
+            else ("", r.as_str())
+            for r in (ur.get_list("responses") if ur is not None else [])
+        )
+        return replace(base, title=ur.get_text("title") if ur else "", responses=responses)
+    if kind == "WORKFLOW_ITEM_CONTENT":
+        cp = payload.get_obj("content_payload")
+        entities = tuple(
+            e.get_text("description") or e.get_text("title")
+            if isinstance(e.v, dict)
+            else e.as_str()
+            for e in (cp.get_list("entities") if cp is not None else [])
+        )
+        return replace(base, entities=entities)
+    if kind == "WORKFLOW_ITEM_WORKFLOW":
+        wp = payload.get_obj("workflow_payload")
+        nested = decode_workflow(wp, depth + 1) if wp is not None else None
+        return replace(base, workflow=nested)
+    return replace(base, raw=payload.v)

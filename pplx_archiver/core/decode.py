@@ -1,0 +1,261 @@
+"""Decoding of raw thread pages (plain and schematized) into one typed :class:`Thread`.
+
+Pages are merged, duplicate entries and background entries dropped by uuid
+(``backend_uuid``, else ``uuid``), plain and schematized halves joined by that uuid (plain
+gives ``text`` steps, schematized gives ``blocks``) and turns ordered by creation time.
+Any malformed value raises one :class:`~pplx_archiver.errors.PayloadError` with its path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from pplx_archiver.core.blocks import decode_blocks, web_results
+from pplx_archiver.core.model import RawPage, SpaceRef
+from pplx_archiver.core.node import Node
+from pplx_archiver.core.timeparse import node_ts
+from pplx_archiver.core.values import Entry, PageInfo, PlainStep, SideBySide, Thread, WebResult
+
+_FAR_FUTURE = 1 << 62
+
+
+def _space(node: Node | None) -> SpaceRef | None:
+    if node is None:
+        return None
+    uuid = node.get_str("uuid") or node.get_str("spaceUuid") or node.get_str("id")
+    slug = node.get_str("slug")
+    title = node.get_str("title")
+    if not (uuid or slug or title):
+        return None
+    return SpaceRef(uuid=uuid, slug=slug, title=title)
+
+
+def _side_by_side(entry: Node) -> SideBySide | None:
+    meta = entry.get_obj("side_by_side_metadata")
+    if meta is None:
+        return None
+    override = meta.raw("experiment_override")
+    return SideBySide(
+        sibling_uuid=meta.get_text("sibling_uuid"),
+        selection_status=meta.get_str("selection_status"),
+        experiment_role=meta.get_str("experiment_role"),
+        experiment_override=override if override not in (None, {}, "") else None,
+    )
+
+
+def _plain_steps(
+    entry: Node,
+) -> tuple[tuple[PlainStep, ...], str | None, tuple[WebResult, ...], bool]:
+    """Plain ``text`` steps, the FINAL answer text and FINAL web results."""
+    doc = entry.json("text")
+    if doc is None:
+        return (), None, (), False
+    if isinstance(doc.v, str):  # Era A: the answer itself
+        return (), doc.v, (), True
+    if isinstance(doc.v, dict):  # a single object: treat like a FINAL content
+        doc = Node([{"step_type": "FINAL", "content": doc.v}], doc, "")
+    steps: list[PlainStep] = []
+    answer: str | None = None
+    results: tuple[WebResult, ...] = ()
+    for step in doc.list_items():
+        step.as_obj()
+        kind = step.get_str("step_type")
+        content = step.get_obj("content")
+        steps.append(
+            PlainStep(
+                step_type=kind,
+                uuid=step.get_text("uuid"),
+                content=content.v if content is not None else {},
+                path=step.path,
+            )
+        )
+        if kind == "FINAL" and content is not None:
+            final = content.json("answer")
+            if final is not None:
+                if isinstance(final.v, str):
+                    answer = final.v
+                elif isinstance(final.v, dict):
+                    text = final.get_str("answer")
+                    answer = text or answer
+                    results = web_results(final.get_list("web_results"))
+    return tuple(steps), answer, results, True
+
+
+def decode_entry(node: Node) -> Entry:
+    """One entry object (plain or schematized) as a typed :class:`Entry`."""
+    node.as_obj()
+    backend = node.get_text("backend_uuid")
+    uuid = node.get_text("uuid")
+    key = backend or uuid
+    if not key:
+        raise node.error("entry has neither backend_uuid nor uuid")
+    created = node_ts(node, "entry_created_datetime")
+    if created is None:
+        created = node_ts(node, "created_us")
+    if created is None:
+        created = node_ts(node, "created_datetime")
+    if created is None:
+        created = node_ts(node, "updated_datetime")
+    updated = node_ts(node, "entry_updated_datetime")
+    if updated is None:
+        updated = node_ts(node, "updated_us")
+    if updated is None:
+        updated = node_ts(node, "updated_datetime")
+    steps, final_answer, final_results, has_text = _plain_steps(node)
+    sources_node = node.opt("sources")
+    sources: tuple[WebResult, ...] = ()
+    if sources_node is not None and isinstance(sources_node.v, list):
+        sources = web_results([s for s in sources_node.list_items() if isinstance(s.v, dict)])
+    elif sources_node is not None and not isinstance(sources_node.v, dict):
+        raise sources_node.error("expected object or array")
+    updated_raw = node.raw("updated_datetime") or node.raw("entry_updated_datetime") or ""
+    return Entry(
+        key=key,
+        uuid=uuid or backend,
+        path=node.path,
+        query=node.get_text("query_str"),
+        created_us=created,
+        updated_us=updated,
+        updated_raw=updated_raw if isinstance(updated_raw, str) else "",
+        search_mode=node.get_str("search_mode").upper(),
+        display_model=node.get_str("display_model"),
+        user_model=node.get_str("user_selected_model"),
+        status=node.get_str("status"),
+        trigger=node.get_str("trigger"),
+        is_background=node.get_bool("is_background"),
+        locked_reason=node.get_str("locked_reason"),
+        thread_title=node.get_str("thread_title"),
+        slug=node.get_str("thread_url_slug"),
+        context_uuid=node.get_str("context_uuid"),
+        author=node.get_str("author_username"),
+        space=_space(node.get_obj("collection_info")),
+        side_by_side=_side_by_side(node),
+        steps=steps,
+        final_answer=final_answer,
+        final_web_results=final_results,
+        sources=sources,
+        blocks=decode_blocks(node),
+        has_text=has_text,
+    )
+
+
+def _join(plain: Entry | None, schem: Entry | None) -> Entry:
+    """Join the plain and schematized halves of one entry (plain text, schematized blocks)."""
+    if plain is None:
+        assert schem is not None
+        return schem
+    if schem is None:
+        return plain
+    return replace(
+        schem,
+        steps=plain.steps or schem.steps,
+        final_answer=plain.final_answer if plain.has_text else schem.final_answer,
+        final_web_results=plain.final_web_results or schem.final_web_results,
+        sources=schem.sources or plain.sources,
+        blocks=schem.blocks if schem.blocks.count else plain.blocks,
+        has_text=plain.has_text or schem.has_text,
+        created_us=schem.created_us if schem.created_us is not None else plain.created_us,
+        query=schem.query or plain.query,
+        search_mode=schem.search_mode or plain.search_mode,
+        display_model=schem.display_model or plain.display_model,
+        trigger=schem.trigger or plain.trigger,
+        locked_reason=schem.locked_reason or plain.locked_reason,
+        side_by_side=schem.side_by_side or plain.side_by_side,
+    )
+
+
+def _newer(old: Entry, new: Entry) -> Entry:
+    """Of two copies of one entry from different pages, keep the more recently updated."""
+    if (new.updated_us or 0) > (old.updated_us or 0):
+        return new
+    return old
+
+
+def _collect(
+    pages: Sequence[RawPage], flavour: str, root: str
+) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
+    entries: dict[str, Entry] = {}
+    background: dict[str, Entry] = {}
+    infos: list[PageInfo] = []
+    bodies: list[Node] = []
+    for index, page in enumerate(pages):
+        body = Node(page.body, None, f"{root}[{index}]")
+        body.as_obj()
+        bodies.append(body)
+        for target, key in ((entries, "entries"), (background, "background_entries")):
+            for raw in body.get_list(key):
+                entry = decode_entry(raw)
+                seen = target.get(entry.key)
+                target[entry.key] = entry if seen is None else _newer(seen, entry)
+        params = page.request.get("params") if isinstance(page.request, dict) else None
+        cursor = None
+        for pair in params or ():
+            if isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] == "cursor":
+                cursor = str(pair[1])
+        next_cursor = body.raw("next_cursor")
+        infos.append(
+            PageInfo(
+                flavour=flavour,
+                cursor=cursor,
+                next_cursor=next_cursor if isinstance(next_cursor, str) else None,
+                has_next_page=body.get_bool("has_next_page"),
+                entries=len(body.get_list("entries")),
+                background_entries=len(body.get_list("background_entries")),
+            )
+        )
+    return entries, background, infos, bodies
+
+
+def _merge(plain: dict[str, Entry], schem: dict[str, Entry]) -> tuple[Entry, ...]:
+    keys = list(plain) + [k for k in schem if k not in plain]
+    joined = [_join(plain.get(k), schem.get(k)) for k in keys]
+    joined.sort(key=lambda e: (_FAR_FUTURE if e.created_us is None else e.created_us, e.key))
+    return tuple(joined)
+
+
+def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage]) -> Thread:
+    """The typed thread of all fetched pages; PayloadError names any malformed value."""
+    p_entries, p_back, p_info, p_bodies = _collect(plain_pages, "plain", "plain_pages")
+    s_entries, s_back, s_info, s_bodies = _collect(blocks_pages, "blocks", "blocks_pages")
+    entries = _merge(p_entries, s_entries)
+    background = _merge(p_back, s_back)
+    title = ""
+    created: int | None = None
+    updated_raw = ""
+    meta_mode = ""
+    locked = ""
+    space: SpaceRef | None = None
+    shared: list[object] = []
+    shared_paths: list[str] = []
+    for body in s_bodies + p_bodies:
+        meta = body.get_obj("thread_metadata")
+        if meta is None:
+            continue
+        title = title or meta.get_text("title")
+        if created is None:
+            created = node_ts(meta, "created_at")
+        updated_raw = updated_raw or meta.get_text("updated_at")
+        meta_mode = meta_mode or meta.get_text("mode")
+        locked = locked or meta.get_str("locked_reason")
+        space = space or _space(meta.get_obj("collection_info"))
+        snaps = meta.get_obj("workflow_snapshots")
+        if snaps is not None and not shared:
+            files = snaps.get_obj("SHARED_FILES")
+            holder = files.get_obj("shared_files") if files is not None else None
+            for item in holder.get_list("items") if holder is not None else []:
+                shared.append(item.v)
+                shared_paths.append(item.path)
+    return Thread(
+        entries=entries,
+        background=background,
+        title=title,
+        created_us=created,
+        updated_raw=updated_raw,
+        metadata_mode=meta_mode,
+        locked_reason=locked,
+        space=space,
+        shared_files=tuple(shared),
+        shared_paths=tuple(shared_paths),
+        pages=tuple(p_info + s_info),
+    )

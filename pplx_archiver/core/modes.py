@@ -1,0 +1,139 @@
+"""Mode detection (DESIGN.md §3, API.md §6) and the schematized-fetch decision.
+
+``search_mode`` on any entry is authoritative; entries that disagree resolve to the most
+specific mode (``MODE_SWITCH``); downstream signals that disagree with it are reported
+(``MODE_SIGNAL_CONFLICT``). Without ``search_mode``: computer URL / metadata / listing
+signals, then the display_model map (which wins over step names), then step names, else
+search. Every signal seen is recorded for ``thread.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.model import ListingRow, RawPage
+from pplx_archiver.core.values import Entry, Thread
+
+SEARCH_MODE_MODE = {
+    "ASI": "computer",
+    "AGENTIC_RESEARCH": "council",
+    "STUDY": "study",
+    "RESEARCH": "deep-research",
+    "SEARCH": "search",
+    "STUDIO": "search",
+}
+DISPLAY_MODEL_MODE = {
+    "pplx_agentic_research": "council",
+    "pplx_asi_opus": "computer",
+    "pplx_asi_opus_thinking": "computer",
+    "pplx_study": "study",
+}
+SPECIFICITY = ("computer", "council", "study", "deep-research", "search")
+NEEDS_BLOCKS = frozenset({"computer", "council", "study", "deep-research"})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModeDecision:
+    """The decided mode, how it was decided, every signal seen and the findings."""
+
+    mode: str
+    decided_by: str
+    signals: Mapping[str, Any]
+    findings: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+
+
+def _most_specific(modes: Sequence[str]) -> str:
+    return min(modes, key=SPECIFICITY.index)
+
+
+def _step_mode(entries: Sequence[Entry]) -> str:
+    names: set[str] = set()
+    for entry in entries:
+        names.update(step.step_type for step in entry.steps)
+        workflow = entry.blocks.workflow
+        if workflow is not None:
+            names.update(s.tool_name.upper() for s in workflow.steps)
+    if "COUNCIL_RESEARCH" in names:
+        return "council"
+    if "RESEARCH_ANSWER" in names:
+        return "deep-research"
+    return ""
+
+
+def _dm_mode(entries: Sequence[Entry]) -> str:
+    for entry in entries:
+        mode = DISPLAY_MODEL_MODE.get(entry.display_model)
+        if mode:
+            return mode
+    return ""
+
+
+def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> ModeDecision:
+    """Decide the archive mode of a thread and report every signal and conflict."""
+    entries = thread.entries + thread.background
+    search_modes = sorted({e.search_mode for e in entries if e.search_mode})
+    known = [SEARCH_MODE_MODE[m] for m in search_modes if m in SEARCH_MODE_MODE]
+    listing_mode = (listing.mode or "").upper() if listing is not None else ""
+    computer_hint = (
+        "/computer/tasks/" in url
+        or thread.metadata_mode == "4"
+        or listing_mode in ("ASI", "COMPUTER")
+    )
+    step_mode = _step_mode(entries)
+    dm_mode = _dm_mode(entries)
+    display_models = sorted({e.display_model for e in entries if e.display_model})
+    signals: dict[str, Any] = {
+        "search_modes": search_modes,
+        "display_models": display_models,
+        "display_model_mode": dm_mode or None,
+        "step_mode": step_mode or None,
+        "metadata_mode": thread.metadata_mode or None,
+        "listing_mode": listing_mode or None,
+        "computer_url": "/computer/tasks/" in url,
+    }
+    findings: list[tuple[str, Mapping[str, Any]]] = []
+    if known:
+        mode = _most_specific(known)
+        decided_by = "search_mode"
+        if len(set(known)) > 1:
+            findings.append(("MODE_SWITCH", {"search_modes": search_modes, "mode": mode}))
+        downstream = [m for m in (dm_mode, step_mode) if m and m != mode]
+        if computer_hint and mode != "computer":
+            downstream.append("computer")
+        if downstream:
+            findings.append(
+                (
+                    "MODE_SIGNAL_CONFLICT",
+                    {"mode": mode, "conflicting": sorted(set(downstream))},
+                )
+            )
+    elif computer_hint:
+        mode, decided_by = "computer", "computer_signal"
+    elif dm_mode:
+        mode, decided_by = dm_mode, "display_model"
+        if step_mode and step_mode != dm_mode:
+            findings.append(("MODE_SIGNAL_CONFLICT", {"mode": mode, "conflicting": [step_mode]}))
+    elif step_mode:
+        mode, decided_by = step_mode, "step_name"
+    else:
+        mode, decided_by = "search", "default"
+    signals["decided_by"] = decided_by
+    return ModeDecision(mode=mode, decided_by=decided_by, signals=signals, findings=tuple(findings))
+
+
+def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> bool:
+    """Whether the schematized fetch is needed after the plain pages were fetched.
+
+    True for computer, council, study and deep-research threads, and for a thread classified
+    search when no entry carries any ``display_model`` (uncertain). A malformed page raises
+    PayloadError like every decode.
+    """
+    thread = decode_thread(plain_pages, ())
+    decision = detect_mode(thread, listing)
+    if decision.mode in NEEDS_BLOCKS:
+        return True
+    everything = thread.entries + thread.background
+    return not any(e.display_model for e in everything)

@@ -1,0 +1,402 @@
+"""The render entry point: one thread's raw pages in, every derived archive file out.
+
+``render_thread`` decodes the pages, detects the mode, places sub-agent payloads, renders
+``conversation.md``, ``turns/turn_NNNN.md``, ``sources.json``/``sources.md``,
+``thread.json`` and ``report.md``, and returns findings for the shell to log. Pure and
+deterministic: same input, byte-identical output.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+import orjson
+
+from pplx_archiver.core import labels
+from pplx_archiver.core import markdown as md
+from pplx_archiver.core.answers import extract_answer
+from pplx_archiver.core.assets import assets_of
+from pplx_archiver.core.citations import dedupe, entry_sources, sources_json, workflow_sources
+from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.interruptions import annotation, kind_of, record
+from pplx_archiver.core.layout import thread_dir_name
+from pplx_archiver.core.model import Finding, RenderContext, RenderResult, ThreadInput
+from pplx_archiver.core.modes import detect_mode, needs_blocks
+from pplx_archiver.core.report import pick_report, render_report
+from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, collect_payloads, place
+from pplx_archiver.core.timeparse import date_of, iso
+from pplx_archiver.core.values import Entry, Thread, WebResult
+from pplx_archiver.core.workflow import (
+    Scope,
+    inline,
+    render_plain_steps,
+    render_steps,
+    render_subagent,
+    source_list,
+)
+from pplx_archiver.errors import PayloadError
+
+__all__ = ["needs_blocks", "render_thread"]
+
+BASE_URL = "https://www.perplexity.ai"
+
+
+def _yaml(value: str | None) -> str:
+    """A YAML double-quoted scalar (or ``null``) safe for any text."""
+    if value is None:
+        return "null"
+    out = ['"']
+    for ch in value:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"):
+            code = ord(ch)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _thread_uuid(inp: ThreadInput, thread: Thread) -> str:
+    for entry in thread.entries:
+        if entry.slug:
+            return entry.slug
+    if inp.listing is not None and (inp.listing.slug or inp.listing.thread_id):
+        return inp.listing.slug or inp.listing.thread_id
+    if thread.entries:
+        return thread.entries[0].key
+    return inp.thread_id
+
+
+def _completeness(thread: Thread) -> dict[str, Any]:
+    plain = [p for p in thread.pages if p.flavour == "plain"]
+    blocks = [p for p in thread.pages if p.flavour == "blocks"]
+
+    def finished(pages: list[Any]) -> bool:
+        if not pages:
+            return True
+        cursors = [p.next_cursor for p in pages if p.next_cursor]
+        last = pages[-1]
+        ended = not last.has_next_page or not last.next_cursor
+        return ended and len(cursors) == len(set(cursors))
+
+    return {
+        "plain_pages": len(plain),
+        "blocks_pages": len(blocks),
+        "entries": len(thread.entries),
+        "background_entries": len(thread.background),
+        "cursor_chain": [p.next_cursor for p in plain],
+        "complete": bool(plain) and finished(plain) and finished(blocks),
+    }
+
+
+def _findings(events: list[tuple[str, dict[str, Any]]], thread_uuid: str) -> tuple[Finding, ...]:
+    return tuple(
+        Finding(event=name, level="warning", fields={"thread_uuid": thread_uuid, **fields})
+        for name, fields in events
+    )
+
+
+class _Renderer:
+    """Holds the decoded thread and the state shared by the files of one rendering."""
+
+    def __init__(self, inp: ThreadInput, ctx: RenderContext) -> None:
+        self.inp = inp
+        self.ctx = ctx
+        self.lang = ctx.lang
+        self.thread = decode_thread(inp.plain_pages, inp.blocks_pages)
+        thread = self.thread
+        self.uuid = _thread_uuid(inp, thread)
+        listing = inp.listing
+        self.title = (
+            thread.title
+            or (listing.title if listing else "")
+            or next((e.thread_title for e in thread.entries if e.thread_title), "")
+            or next((e.query for e in thread.entries if e.query), "")
+        )
+        computer_hint = thread.metadata_mode == "4" or (
+            listing is not None and (listing.mode or "").upper() in ("ASI", "COMPUTER")
+        )
+        self.decision = detect_mode(thread, listing)
+        self.mode = self.decision.mode
+        route = "computer/tasks" if self.mode == "computer" and computer_hint else "search"
+        self.url = f"{BASE_URL}/{route}/{self.uuid}"
+        self.payloads = collect_payloads(thread.background)
+        self.placement = place(thread.entries, self.payloads)
+        self.scope = Scope(lang=self.lang, thread_uuid=self.uuid, by_id=self.placement.by_id)
+        self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
+
+    def label(self, key: str) -> str:
+        return labels.label(key, self.lang)
+
+    # -- turns ------------------------------------------------------------------------
+    def turn(self, number: int, entry: Entry) -> tuple[str, str, tuple[WebResult, ...]]:
+        """(turn file text, answer, turn citations) of one turn."""
+        scope = self.scope
+        where = f"turn_{number:04d}"
+        index = number - 1
+        stub = entry.trigger == STUB_TRIGGER
+        anchored = self.placement.anchored.get(index, ())
+        on_stub = self.placement.stubs.get(index, ())
+        parts = [f"# {self.label('turn')} {number}"]
+        parts.append(f"## {self.label('query')}\n\n{md.safe_markdown(entry.query)}")
+        cited: list[WebResult] = entry_sources(entry)
+        workflow = entry.blocks.workflow
+        work: list[str] = []
+        heading_note = ""
+        if workflow is not None:
+            kind = kind_of(workflow.status, workflow.locked_reason or entry.locked_reason)
+            if kind is not None:
+                scope.interruptions.append(record(where, kind, workflow.headline, workflow.status))
+            heading_note = annotation(kind, self.lang)
+            if workflow.steps:
+                summary = f"{self.label('steps')} ({len(workflow.steps)}){heading_note}"
+                work.append(md.details(summary, render_steps(workflow.steps, scope, where, 0)))
+        for payload in anchored:
+            cited.extend(workflow_sources(payload.workflow))
+            if payload.index not in scope.rendered_payloads:
+                scope.rendered_payloads.add(payload.index)
+                work.append(self.payload_block(payload, f"{where}/subagent"))
+        plain = render_plain_steps(entry.steps, scope)
+        if plain:
+            work.append(md.details(f"{self.label('steps')} ({len(entry.steps)})", plain))
+        if work:
+            parts.append(f"## {self.label('work_process')}{heading_note}\n\n" + "\n\n".join(work))
+        if on_stub:
+            blocks = []
+            for payload in on_stub:
+                cited.extend(workflow_sources(payload.workflow))
+                scope.rendered_payloads.add(payload.index)
+                blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
+            parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(blocks))
+        answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
+        shown = md.safe_markdown(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        parts.append(f"## {self.label('answer')}\n\n{shown}")
+        unique = dedupe(cited)
+        if unique:
+            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        return "\n\n".join(parts) + "\n", answer, unique
+
+    def payload_block(self, payload: Payload, location: str) -> str:
+        return render_subagent(
+            payload.workflow,
+            self.scope,
+            location,
+            0,
+            anchor=None,
+            record_it=True,
+            locked=payload.locked_reason,
+        )
+
+    # -- whole thread -------------------------------------------------------------------
+    def render(self) -> RenderResult:
+        thread = self.thread
+        files: dict[str, bytes] = {}
+        answers: list[tuple[str, str]] = []
+        all_cited: list[WebResult] = []
+        for number, entry in enumerate(thread.entries, 1):
+            text, answer, cited = self.turn(number, entry)
+            files[f"turns/turn_{number:04d}.md"] = text.encode("utf-8", "replace")
+            answers.append((entry.query, answer))
+            all_cited.extend(cited)
+        appendix: list[str] = []
+        for payload in self.placement.appendix:
+            all_cited.extend(workflow_sources(payload.workflow))
+            self.scope.rendered_payloads.add(payload.index)
+            appendix.append(self.payload_block(payload, "background_unassigned"))
+        sources = dedupe(all_cited)
+        files["conversation.md"] = self.conversation(answers, appendix).encode("utf-8", "replace")
+        files["sources.json"] = _encode_json(sources_json(sources))
+        files["sources.md"] = self.sources_md(sources).encode("utf-8", "replace")
+        report = self.report()
+        if report is not None:
+            files["report.md"] = report.encode("utf-8", "replace")
+        variants = self.variants()
+        record_ = self.record(sources, variants)
+        files["thread.json"] = (
+            orjson.dumps(record_, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+        )
+        events = list(self.scope.findings)
+        for rec in self.scope.interruptions:
+            events.append(("WORKFLOW_INTERRUPTED", dict(rec)))
+        for var in variants:
+            events.append(("ANSWER_VARIANT_DETECTED", dict(var)))
+        created = self.created_us()
+        return RenderResult(
+            thread_uuid=self.uuid,
+            mode=self.mode,
+            title=self.title,
+            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.uuid),
+            files=dict(sorted(files.items())),
+            record=record_,
+            findings=_findings(events, self.uuid),
+            variants=variants,
+        )
+
+    def created_us(self) -> int | None:
+        if self.thread.created_us is not None:
+            return self.thread.created_us
+        times = [e.created_us for e in self.thread.entries if e.created_us is not None]
+        return min(times) if times else None
+
+    def last_updated(self) -> str:
+        listing = self.inp.listing
+        if listing is not None and listing.updated_at:
+            return listing.updated_at
+        newest = max(
+            (e for e in self.thread.entries if e.updated_us is not None),
+            key=lambda e: e.updated_us or 0,
+            default=None,
+        )
+        if newest is not None:
+            return newest.updated_raw or iso(newest.updated_us)
+        return self.thread.updated_raw
+
+    def space(self) -> dict[str, str] | None:
+        listing = self.inp.listing
+        space = (listing.space if listing else None) or self.thread.space
+        if space is None:
+            space = next((e.space for e in self.thread.entries if e.space), None)
+        if space is None:
+            return None
+        return {"uuid": space.uuid, "slug": space.slug, "title": space.title}
+
+    def model(self) -> str:
+        models: list[str] = []
+        for entry in self.thread.entries:
+            if entry.display_model and entry.display_model not in models:
+                models.append(entry.display_model)
+        return ", ".join(models)
+
+    def conversation(self, answers: list[tuple[str, str]], appendix: list[str]) -> str:
+        space = self.space()
+        front = [
+            "---",
+            f"title: {_yaml(self.title)}",
+            f"uuid: {_yaml(self.uuid)}",
+            f"url: {_yaml(self.url)}",
+            f"mode: {_yaml(self.mode)}",
+            f"created: {_yaml(iso(self.created_us()))}",
+            f"updated: {_yaml(self.last_updated())}",
+            f"space: {_yaml(space['title'] or space['slug'] if space else None)}",
+            f"model: {_yaml(self.model())}",
+            "---",
+        ]
+        parts = ["\n".join(front), f"# {inline(self.title) or '?'}"]
+        for number, (query, answer) in enumerate(answers, 1):
+            shown = md.safe_markdown(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+            parts.append(
+                f"## {self.label('turn')} {number}\n\n"
+                f"### {self.label('query')}\n\n{md.safe_markdown(query)}\n\n"
+                f"### {self.label('answer')}\n\n{shown}"
+            )
+        if appendix:
+            parts.append(
+                f"## {self.label('background_unassigned')}\n\n{self.label('appendix_note')}\n\n"
+                + "\n\n".join(appendix)
+            )
+        return "\n\n".join(parts) + "\n"
+
+    def sources_md(self, sources: tuple[WebResult, ...]) -> str:
+        head = f"# {self.label('sources')} ({len(sources)})"
+        return head + ("\n\n" + source_list(sources) if sources else "") + "\n"
+
+    def report(self) -> str | None:
+        downloads = self.inp.downloads
+        if not downloads:
+            return None
+        refs = assets_of(self.thread)
+        reports = {r.uuid: r for r in refs if r.asset_type == "RESEARCH_REPORT"}
+        pool = [d for d in downloads if d.asset_uuid in reports] or list(downloads)
+        candidates = [
+            (
+                d.file_name,
+                d.version,
+                reports[d.asset_uuid].created_at if d.asset_uuid in reports else "",
+                d.data,
+            )
+            for d in pool
+        ]
+        wanted = max(reports.values(), key=lambda r: r.version).file_name if reports else None
+        chosen, skipped = pick_report(candidates, wanted)
+        for index, why in skipped:
+            self.scope.findings.append(
+                (
+                    "REPORT_SKIPPED",
+                    {
+                        "asset_uuid": pool[index].asset_uuid,
+                        "version": pool[index].version,
+                        "reason": why,
+                    },
+                )
+            )
+        if chosen is None:
+            return None
+        return render_report(pool[chosen].data, file_name=pool[chosen].file_name)
+
+    def variants(self) -> tuple[dict[str, Any], ...]:
+        from pplx_archiver.core.variants import variant_records
+
+        return variant_records(self.uuid, self.title, self.thread.entries)
+
+    def record(
+        self, sources: tuple[WebResult, ...], variants: tuple[dict[str, Any], ...]
+    ) -> dict[str, Any]:
+        thread = self.thread
+        context = next((e.context_uuid for e in thread.entries if e.context_uuid), None)
+        if context is None and self.inp.listing is not None:
+            context = self.inp.listing.context_uuid
+        author = next((e.author for e in thread.entries if e.author), None)
+        if author is None and self.inp.listing is not None:
+            author = self.inp.listing.author
+        rec: dict[str, Any] = {
+            "uuid": self.uuid,
+            "slug": self.uuid,
+            "context_uuid": context,
+            "url": self.url,
+            "title": self.title,
+            "mode": self.mode,
+            "mode_signals": dict(self.decision.signals),
+            "author": author,
+            "space": self.space(),
+            "created": iso(self.created_us()),
+            "last_updated": self.last_updated(),
+            "counts": {
+                "turns": len(thread.entries),
+                "background_payloads": len(self.payloads),
+                "sources": len(sources),
+            },
+            "completeness": _completeness(thread),
+            "exported_at": self.ctx.exported_at,
+        }
+        if self.scope.interruptions:
+            rec["interruptions"] = list(self.scope.interruptions)
+        if variants:
+            rec["answer_variants"] = [dict(v) for v in variants]
+        for key, value in self.ctx.kept_record.items():
+            rec[key] = value
+        return rec
+
+
+def _encode_json(data: bytes) -> bytes:
+    return data
+
+
+def render_thread(inp: ThreadInput, ctx: RenderContext) -> RenderResult:
+    """Render every derived file of one thread; malformed input raises PayloadError only."""
+    try:
+        return _Renderer(inp, ctx).render()
+    except PayloadError:
+        raise
+    except RecursionError:
+        raise PayloadError(inp.thread_id, "payload nested too deeply to render") from None
+    except (TypeError, ValueError) as exc:  # orjson encode of hostile strings, etc.
+        raise PayloadError(inp.thread_id, f"payload cannot be rendered: {exc}") from None

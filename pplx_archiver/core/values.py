@@ -1,0 +1,180 @@
+"""The decoded, typed and frozen view of one thread that every render step reads.
+
+Built once by :mod:`pplx_archiver.core.decode` from the raw pages; never mutated. Times are
+integer microseconds since the epoch (UTC) or None; ``path`` fields keep the JSON path of
+the value for findings and error messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from pplx_archiver.core.model import SpaceRef
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WebResult:
+    """One cited or consulted web page."""
+
+    name: str
+    url: str
+    snippet: str = ""
+    timestamp: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TodoItem:
+    """One line of a to-do list or of its diff."""
+
+    status: str
+    description: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Item:
+    """One ``WORKFLOW_ITEM_*`` of a workflow step; the fields of its kind are filled."""
+
+    id: str
+    type: str
+    path: str
+    text: str = ""
+    variant: str = ""
+    header: str = ""
+    sources: tuple[WebResult, ...] = ()
+    queries: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    title: str = ""
+    todo: tuple[TodoItem, ...] = ()
+    todo_diff: tuple[TodoItem, ...] = ()
+    questions: tuple[str, ...] = ()
+    responses: tuple[tuple[str, str], ...] = ()
+    entities: tuple[str, ...] = ()
+    workflow: Workflow | None = None
+    raw: Any = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a workflow: a tool call, a search, a sub-agent container …"""
+
+    id: str
+    title: str
+    status: str
+    tool_name: str
+    items: tuple[Item, ...]
+    path: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Workflow:
+    """A ``workflow_block`` or a nested ``workflow_payload`` (sub-agent, council member)."""
+
+    id: str
+    status: str
+    headline: str
+    mode: str
+    model: str
+    objective: str
+    is_anchor: bool
+    completed_us: int | None
+    steps: tuple[Step, ...]
+    path: str
+    locked_reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Blocks:
+    """What the schematized ``blocks[]`` of an entry hold, by use."""
+
+    answer: str | None = None
+    sections: tuple[str, ...] = ()
+    workflow: Workflow | None = None
+    web_results: tuple[WebResult, ...] = ()
+    goals: tuple[str, ...] = ()
+    assets: tuple[Any, ...] = ()
+    asset_paths: tuple[str, ...] = ()
+    count: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlainStep:
+    """One step of the plain ``text`` JSON: its type and raw content object."""
+
+    step_type: str
+    uuid: str
+    content: Mapping[str, Any]
+    path: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SideBySide:
+    """``side_by_side_metadata`` of an entry (answer rewrite / A-B experiment)."""
+
+    sibling_uuid: str
+    selection_status: str
+    experiment_role: str
+    experiment_override: Any = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Entry:
+    """One turn (or background entry) with its plain and schematized halves joined."""
+
+    key: str
+    uuid: str
+    path: str
+    query: str
+    created_us: int | None
+    updated_us: int | None
+    updated_raw: str
+    search_mode: str
+    display_model: str
+    user_model: str
+    status: str
+    trigger: str
+    is_background: bool
+    locked_reason: str
+    thread_title: str
+    slug: str
+    context_uuid: str
+    author: str
+    space: SpaceRef | None
+    side_by_side: SideBySide | None
+    steps: tuple[PlainStep, ...]
+    final_answer: str | None
+    final_web_results: tuple[WebResult, ...]
+    sources: tuple[WebResult, ...]
+    blocks: Blocks
+    has_text: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PageInfo:
+    """What one fetched page says about paging."""
+
+    flavour: str
+    cursor: str | None
+    next_cursor: str | None
+    has_next_page: bool
+    entries: int
+    background_entries: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Thread:
+    """A whole decoded thread: turns in creation order, background entries, metadata."""
+
+    entries: tuple[Entry, ...]
+    background: tuple[Entry, ...]
+    title: str
+    created_us: int | None
+    updated_raw: str
+    metadata_mode: str
+    locked_reason: str
+    space: SpaceRef | None
+    shared_files: tuple[Any, ...]
+    shared_paths: tuple[str, ...]
+    pages: tuple[PageInfo, ...]

@@ -1,0 +1,365 @@
+"""Rendering of work processes: workflow steps and items, plain steps, sub-agents, council.
+
+Every ``WORKFLOW_ITEM_*`` type of API.md §4.2 and every plain step type of §4.5 has a
+rendering; an unknown type gets an explicit placeholder (and an ``UNKNOWN_STEP_TYPE``
+finding), never silence. What the web UI folds is rendered in full inside ``<details>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pplx_archiver.core import labels
+from pplx_archiver.core import markdown as md
+from pplx_archiver.core.answers import workflow_answer
+from pplx_archiver.core.blocks import web_results
+from pplx_archiver.core.citations import dedupe, workflow_sources
+from pplx_archiver.core.interruptions import annotation, kind_of, record
+from pplx_archiver.core.node import Node, dump_json
+from pplx_archiver.core.subagents import Payload
+from pplx_archiver.core.values import Item, PlainStep, Step, WebResult, Workflow
+
+_INLINE = re.compile(r"([\\`*_\[\]<>#|])")
+_SPACE = re.compile(r"\s+")
+_URL_BAD = re.compile(r"[\s<>]")
+_DONE = {"WORKFLOW_COMPLETED", "COMPLETED", ""}
+
+
+@dataclasses.dataclass(slots=True)
+class Scope:
+    """Mutable state of one thread's rendering: language, findings, interruption records."""
+
+    lang: str
+    thread_uuid: str
+    by_id: Mapping[str, Sequence[Payload]]
+    findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
+    interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    rendered_payloads: set[int] = dataclasses.field(default_factory=set)
+
+    def label(self, key: str, **fields: object) -> str:
+        """A label in this scope's language."""
+        return labels.label(key, self.lang, **fields)
+
+
+def inline(text: str) -> str:
+    """One-line, structure-safe Markdown text (newlines folded, markup escaped)."""
+    return _INLINE.sub(r"\\\1", _SPACE.sub(" ", text).strip())
+
+
+def link(result: WebResult) -> str:
+    """A Markdown link to a source, safe for any name and URL."""
+    url = _URL_BAD.sub(lambda m: f"%{ord(m.group(0)):02X}", result.url.strip())
+    name = inline(result.name) or inline(result.url) or url
+    return f"[{name}](<{url}>)" if url else name
+
+
+def source_list(results: Sequence[WebResult]) -> str:
+    """A numbered list of sources with snippets."""
+    lines = []
+    for number, result in enumerate(results, 1):
+        line = f"{number}. {link(result)}"
+        if result.snippet.strip():
+            line += f" — {inline(result.snippet)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _bullets(values: Sequence[str]) -> str:
+    return "\n".join(f"- {inline(v)}" for v in values if v.strip())
+
+
+def _block_text(text: str) -> str:
+    return md.safe_markdown(text)
+
+
+def _status_note(status: str) -> str:
+    return "" if status in _DONE else f" `{inline(status)}`"
+
+
+def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
+    """One workflow item as Markdown."""
+    kind = item.type
+    parts: list[str] = []
+    if item.header.strip():
+        parts.append(f"**{inline(item.header)}**")
+    if kind == "WORKFLOW_ITEM_TEXT":
+        if item.text.strip():
+            if item.variant in ("thought", "thinking"):
+                parts.append(md.details(scope.label("thoughts"), _block_text(item.text)))
+            else:
+                parts.append(_block_text(item.text))
+    elif kind == "WORKFLOW_ITEM_SOURCES":
+        if item.text.strip():
+            parts.append(_block_text(item.text))
+        if item.sources:
+            parts.append(f"**{scope.label('sources')}** ({len(item.sources)})")
+            parts.append(source_list(item.sources))
+    elif kind == "WORKFLOW_ITEM_QUERIES":
+        if item.queries:
+            parts.append(f"**{scope.label('queries')}**")
+            parts.append(_bullets(item.queries))
+    elif kind == "WORKFLOW_ITEM_TABLE":
+        parts.append(f"**{scope.label('table')}**")
+        parts.append(md.md_table(list(item.columns), [list(r) for r in item.rows]))
+    elif kind == "WORKFLOW_ITEM_TODO_LIST":
+        title = f": {inline(item.title)}" if item.title.strip() else ""
+        parts.append(f"**{scope.label('todo_list')}**{title}")
+        lines = [
+            f"- [{'x' if t.status == 'COMPLETED' else ' '}] {inline(t.description)}"
+            + (f" ({inline(t.status)})" if t.status not in ("COMPLETED", "") else "")
+            for t in item.todo
+        ]
+        lines += [f"- {inline(t.status)}: {inline(t.description)}" for t in item.todo_diff]
+        parts.append("\n".join(lines))
+    elif kind == "WORKFLOW_ITEM_USER_QUESTIONS":
+        title = f": {inline(item.title)}" if item.title.strip() else ""
+        parts.append(f"**{scope.label('user_questions')}**{title}")
+        parts.append(_bullets(item.questions))
+    elif kind == "WORKFLOW_ITEM_USER_RESPONSE":
+        parts.append(f"**{scope.label('user_response')}**")
+        parts.append(
+            "\n".join(
+                f"- {inline(q)}: {inline(a)}" if q else f"- {inline(a)}" for q, a in item.responses
+            )
+        )
+    elif kind == "WORKFLOW_ITEM_CONTENT":
+        parts.append(_bullets(item.entities))
+    elif kind == "WORKFLOW_ITEM_WORKFLOW":
+        if item.workflow is not None:
+            parts.append(render_nested(item.workflow, item.id, scope, where, depth + 1))
+    else:
+        parts.append(unknown(kind, item.raw, item.path, scope))
+    return "\n\n".join(p for p in parts if p)
+
+
+def unknown(kind: str, raw: Any, path: str, scope: Scope) -> str:
+    """The explicit placeholder for an unrecognised item or step type."""
+    scope.findings.append(("UNKNOWN_STEP_TYPE", {"step_type": kind, "path": path}))
+    body = f"> ⚠ {scope.label('unknown_item', type=inline(kind) or '?')}"
+    if raw not in (None, {}, []):
+        body += "\n\n" + md.details(
+            inline(kind) or "?", md.fence(dump_json(Node(raw, None, path)), "json")
+        )
+    return body
+
+
+def render_steps(steps: Sequence[Step], scope: Scope, where: str, depth: int) -> str:
+    """Every step of a workflow with its items."""
+    out: list[str] = []
+    for number, step in enumerate(steps, 1):
+        title = inline(step.title) or inline(step.tool_name) or inline(step.id) or str(number)
+        head = f"**{number}. {title}**"
+        if step.tool_name and inline(step.tool_name) != title:
+            head += f" · `{inline(step.tool_name)}`"
+        head += _status_note(step.status)
+        body = [render_item(item, scope, where, depth) for item in step.items]
+        out.append("\n\n".join([head, *(b for b in body if b)]))
+    return "\n\n".join(out)
+
+
+def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, depth: int) -> str:
+    """A nested workflow: sub-agent (anchored payloads), council member, or plain nested run."""
+    if workflow.mode == "LLM_COUNCIL":
+        return render_member(workflow, scope, where, depth)
+    pid = workflow.id or item_id
+    payloads = scope.by_id.get(pid, ())
+    if payloads:
+        blocks = []
+        for payload in payloads:
+            if payload.index in scope.rendered_payloads:
+                continue
+            scope.rendered_payloads.add(payload.index)
+            blocks.append(
+                render_subagent(
+                    payload.workflow,
+                    scope,
+                    f"{where}/subagent",
+                    depth,
+                    anchor=workflow,
+                    record_it=True,
+                    locked=payload.locked_reason,
+                )
+            )
+        return "\n\n".join(blocks)
+    return render_subagent(
+        workflow,
+        scope,
+        f"{where}/subagent",
+        depth,
+        anchor=None,
+        record_it=bool(workflow.steps),
+        locked=workflow.locked_reason,
+    )
+
+
+def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> str:
+    """One council member: rounds of queries and sources, then its full answer."""
+    kind = kind_of(workflow.status, workflow.locked_reason)
+    name = inline(workflow.model) or inline(workflow.headline) or "?"
+    summary = f"{scope.label('council_member')}: {name}{annotation(kind, scope.lang)}"
+    rounds: list[str] = []
+    answer = workflow_answer(workflow) or ""
+    for number, step in enumerate(workflow.steps, 1):
+        items = [
+            i
+            for i in step.items
+            if not (i.type == "WORKFLOW_ITEM_TEXT" and i.variant == "answer" and i.text == answer)
+        ]
+        body = [render_item(i, scope, where, depth) for i in items]
+        title = f" — {inline(step.title)}" if step.title.strip() else ""
+        rounds.append(
+            "\n\n".join([f"**{scope.label('round')} {number}**{title}", *(b for b in body if b)])
+        )
+    if workflow.headline.strip() and inline(workflow.headline) != name:
+        rounds.insert(0, f"*{inline(workflow.headline)}*")
+    if answer:
+        rounds.append(f"**{scope.label('answer')}**\n\n{_block_text(answer)}")
+    return md.details(summary, "\n\n".join(rounds))
+
+
+def render_subagent(
+    workflow: Workflow | None,
+    scope: Scope,
+    location: str,
+    depth: int,
+    *,
+    anchor: Workflow | None,
+    record_it: bool,
+    locked: str,
+) -> str:
+    """A sub-agent block: heading with annotation, prompt, steps, conclusion, citations."""
+    shown = workflow or anchor
+    status = workflow.status if workflow is not None else (anchor.status if anchor else "")
+    kind = kind_of(status, locked)
+    headline = ""
+    if shown is not None:
+        headline = shown.headline or (anchor.headline if anchor else "")
+    if kind is not None and record_it:
+        scope.interruptions.append(record(location, kind, headline, status))
+    title = inline(headline) or inline(shown.id if shown else "") or "?"
+    model = f" · `{inline(workflow.model)}`" if workflow is not None and workflow.model else ""
+    parts = [f"#### {scope.label('subagent')}: {title}{model}{annotation(kind, scope.lang)}"]
+    prompt = (workflow.objective if workflow else "") or (anchor.objective if anchor else "")
+    if prompt.strip():
+        parts.append(f"**{scope.label('prompt')}**\n\n{_block_text(prompt)}")
+    steps = (
+        workflow.steps
+        if workflow is not None and workflow.steps
+        else (anchor.steps if anchor is not None else ())
+    )
+    if steps:
+        summary = f"{scope.label('steps')} ({len(steps)}){annotation(kind, scope.lang)}"
+        parts.append(md.details(summary, render_steps(steps, scope, location, depth)))
+    conclusion = workflow_answer(workflow) or workflow_answer(workflow, any_variant=True)
+    if conclusion:
+        parts.append(f"**{scope.label('conclusion')}**\n\n{_block_text(conclusion)}")
+    cited = dedupe(workflow_sources(workflow))
+    if cited:
+        parts.append(f"**{scope.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
+    return "\n\n".join(parts)
+
+
+# -- plain ``text`` steps -------------------------------------------------------------------
+
+KNOWN_PLAIN = frozenset(
+    {
+        "INITIAL_QUERY",
+        "SEARCH_WEB",
+        "SEARCH_RESULTS",
+        "THOUGHT",
+        "GET_URL_CONTENT",
+        "CODE",
+        "RESEARCH_ANSWER",
+        "RESEARCH_CLARIFYING_QUESTIONS",
+        "COUNCIL_RESEARCH",
+        "ASI_TOOL_INPUT",
+        "ASI_TOOL_OUTPUT",
+        "LOAD_SKILL",
+        "LOAD_SKILL_RESPONSE",
+        "ATTACHMENT",
+        "URL_NAVIGATE",
+        "CREATE_CHART",
+        "GENERATE_IMAGE_RESULTS",
+        "DOCX",
+        "READ",
+        "FINAL",
+    }
+)
+
+
+def _generic(content: Node, scope: Scope) -> str:
+    """Any content object: short strings as a list, long text and structures fenced."""
+    lines: list[str] = []
+    blocks: list[str] = []
+    for key, value in content.items():
+        if key == "goal_id" or value.v in (None, "", [], {}):
+            continue
+        if isinstance(value.v, str) and "\n" not in value.v and len(value.v) < 300:
+            lines.append(f"- {inline(key)}: {inline(value.v)}")
+        elif isinstance(value.v, (bool, int, float)):
+            lines.append(f"- {inline(key)}: {value.v!r}")
+        elif isinstance(value.v, str):
+            blocks.append(f"{inline(key)}:\n\n{md.fence(value.v)}")
+        else:
+            blocks.append(f"{inline(key)}:\n\n{md.fence(dump_json(value), 'json')}")
+    return "\n\n".join(p for p in ("\n".join(lines), *blocks) if p)
+
+
+def render_plain_step(step: PlainStep, scope: Scope) -> str:
+    """One plain ``text`` step as Markdown ('' for FINAL, whose answer renders apart)."""
+    kind = step.step_type
+    content = Node(step.content, None, f"{step.path}.content")
+    head = f"**{inline(kind) or '?'}**"
+    if kind == "FINAL":
+        return ""
+    if kind == "INITIAL_QUERY":
+        return f"{head}\n\n{inline(content.get_text('query'))}"
+    if kind == "SEARCH_WEB":
+        queries = [
+            q.get_text("query") if isinstance(q.v, dict) else q.as_str()
+            for q in content.get_list("queries")
+        ]
+        return f"{head}\n\n{_bullets(queries)}"
+    if kind == "SEARCH_RESULTS":
+        results = web_results(content.get_list("web_results"))
+        return f"{head} ({len(results)})\n\n{source_list(results)}"
+    if kind == "URL_NAVIGATE":
+        urls = [
+            u.as_str() if isinstance(u.v, str) else u.get_text("url")
+            for u in content.get_list("urls")
+        ]
+        return f"{head}\n\n{_bullets(urls)}"
+    if kind == "GET_URL_CONTENT":
+        urls = [
+            p.get_text("url") if isinstance(p.v, dict) else p.as_str()
+            for p in content.get_list("pages")
+        ]
+        return f"{head}\n\n{_bullets(urls)}"
+    if kind == "CODE":
+        parts = [head]
+        script = content.get_text("script")
+        if script:
+            parts.append(md.fence(script, inline(content.get_text("language"))))
+        for key in ("stdout", "stderr", "output", "error"):
+            text = content.get_text(key)
+            if text:
+                parts.append(f"{scope.label('output')} ({key}):\n\n{md.fence(text)}")
+        return "\n\n".join(parts)
+    if kind == "THOUGHT":
+        text = content.get_text("thought") or content.get_text("text")
+        if text:
+            return md.details(scope.label("thoughts"), _block_text(text))
+    body = _generic(content, scope)
+    if kind in KNOWN_PLAIN or kind.startswith("MCP_TOOL_"):
+        return f"{head}\n\n{body}" if body else head
+    scope.findings.append(("UNKNOWN_STEP_TYPE", {"step_type": kind, "path": step.path}))
+    note = f"> ⚠ {scope.label('unknown_item', type=inline(kind) or '?')}"
+    return f"{note}\n\n{body}" if body else note
+
+
+def render_plain_steps(steps: Sequence[PlainStep], scope: Scope) -> str:
+    """All plain steps of a turn, in order."""
+    return "\n\n".join(p for p in (render_plain_step(s, scope) for s in steps) if p)
