@@ -80,7 +80,12 @@ class Registry:
     """The variant registry of one archive, mirrored in the index's ``variants`` table."""
 
     def __init__(
-        self, path: Path, index: Index | None = None, *, clock: Callable[[], str] = utc_now
+        self,
+        path: Path,
+        index: Index | None = None,
+        *,
+        clock: Callable[[], str] = utc_now,
+        repair: bool = True,
     ) -> None:
         self.path = path
         self._index = index
@@ -88,7 +93,7 @@ class Registry:
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         lines, torn_at = read_lines(path)
-        if torn_at is not None:
+        if torn_at is not None and repair:
             with open(path, "r+b") as fh:
                 fh.truncate(torn_at)
                 fh.flush()
@@ -96,7 +101,7 @@ class Registry:
         self._current: dict[Key, dict[str, Any]] = {}
         for line in lines:
             self._current[record_key(line)] = strip_meta(line)
-        self.repaired = torn_at is not None
+        self.repaired = torn_at is not None and repair
 
     def current(self) -> dict[Key, dict[str, Any]]:
         """The newest record of every (thread, entry) key."""

@@ -120,8 +120,10 @@ def check_file_key(rel: str) -> None:
 class Archive:
     """One archive root: folders, the SQLite index and the answer-variant registry."""
 
-    def __init__(self, out_dir: Path, *, clock: Any = utc_now) -> None:
+    def __init__(self, out_dir: Path, *, clock: Any = utc_now, read_only: bool = False) -> None:
         self.out = Path(out_dir)
+        if read_only and not (self.out / INDEX_DIR / "archive.sqlite").is_file():
+            raise StoreError(f"{self.out}: no archive here (no {INDEX_DIR}/archive.sqlite)")
         try:
             self.out.mkdir(parents=True, exist_ok=True)
             (self.out / INDEX_DIR / "logs").mkdir(parents=True, exist_ok=True)
@@ -130,7 +132,10 @@ class Archive:
         self._clock = clock
         self.index = Index(self.out / INDEX_DIR / "archive.sqlite")
         self.registry = Registry(
-            self.out / INDEX_DIR / "answer_variants_log.jsonl", self.index, clock=clock
+            self.out / INDEX_DIR / "answer_variants_log.jsonl",
+            self.index,
+            clock=clock,
+            repair=not read_only,
         )
 
     def close(self) -> None:

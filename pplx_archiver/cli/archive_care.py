@@ -1,0 +1,177 @@
+"""Offline archive-care commands: ``re-render``, ``status`` and ``verify`` (no network).
+
+``re-render`` rebuilds derived files from the stored raw files, ``status`` reports the
+archive's state from its index, ``verify`` audits it. None of them builds an HTTP client.
+Exit codes: 0 fine; 1 some threads failed to re-render or verify found problems; 2 usage
+or config error (including "no archive at --out").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+import typer
+
+from pplx_archiver import logconfig
+from pplx_archiver.cli._app import app
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
+from pplx_archiver.settings import Settings, load_settings
+from pplx_archiver.shell import rerender as rerender_mod
+from pplx_archiver.shell import status as status_mod
+from pplx_archiver.shell import verify as verify_mod
+from pplx_archiver.shell.store import INDEX_DIR, Archive
+
+OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
+
+
+def _settings(out: Path | None, lang: str | None = None, log_format: str | None = None) -> Settings:
+    return load_settings({"out_dir": out, "lang": lang, "log_format": log_format})
+
+
+def _open(settings: Settings, *, read_only: bool) -> Archive:
+    """The archive at ``settings.out_dir``; a missing one is a usage error."""
+    if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
+        raise ConfigError(
+            f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
+            "pass --out or set PPLX_OUT"
+        )
+    return Archive(settings.out_dir, read_only=read_only)
+
+
+def _fail(exc: BaseException) -> None:
+    """Print an error for a person and exit with its code."""
+    if isinstance(exc, PplxError):
+        sys.stderr.write(f"error: {logconfig.redact_text(str(exc))}\n")
+    else:
+        sys.stderr.write(f"error: unexpected {type(exc).__name__}: {exc}\n")
+    raise typer.Exit(exit_code_for(exc))
+
+
+@contextmanager
+def _run_log(settings: Settings, command: str) -> Iterator[Path]:
+    """Send this command's events to ``index/logs/<command>-<UTC>.jsonl`` and stderr."""
+    logs = settings.out_dir / INDEX_DIR / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = logs / f"{command}-{stamp}.jsonl"
+    with path.open("ab") as fh:
+        logconfig.configure(log_format=settings.log_format, json_files=[fh])
+        try:
+            yield path
+        finally:
+            logconfig.configure(log_format=settings.log_format)
+
+
+@app.command("re-render")
+def re_render(
+    out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    thread_json: bool = typer.Option(
+        False, "--thread-json", help="Also rewrite thread.json (left alone by default)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Render and compare, write nothing; report what would change."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Re-render at most N threads."),
+    jobs: int | None = typer.Option(
+        None, "--jobs", min=1, help="Worker processes (default: the number of CPU cores)."
+    ),
+    lang: str | None = typer.Option(None, "--lang", help="Label language: en or zh."),
+    log_format: str | None = typer.Option(
+        None, "--log-format", help="Console log format: auto, json or console."
+    ),
+) -> None:
+    """Rebuild every derived file from the stored raw files, offline and byte-identical.
+
+    Unchanged files are not rewritten; answer variants are re-registered and warned about
+    (ANSWER_VARIANT_DETECTED, source offline) only when new or changed. Exit 1 when a
+    thread could not be re-rendered.
+    """
+    try:
+        settings = _settings(out, lang, log_format)
+        with _open(settings, read_only=False) as archive, _run_log(settings, "re-render"):
+            summary = rerender_mod.rerender(
+                archive,
+                lang=settings.lang,
+                thread_json=thread_json,
+                dry_run=dry_run,
+                limit=limit,
+                jobs=jobs or os.cpu_count() or 1,
+            )
+    except (PplxError, OSError) as exc:
+        _fail(exc)
+        return
+    verb = "would rewrite" if dry_run else "rewrote"
+    typer.echo(
+        f"re-render: {summary.threads} threads, {verb} {summary.rewritten_files} files "
+        f"in {summary.changed_threads} threads, {summary.unchanged_files} unchanged, "
+        f"{summary.removed_files} stale removed, {len(summary.failures)} failed"
+    )
+    if summary.variant_changes:
+        typer.echo(f"⚠ answer variants new or changed: {summary.variant_changes}")
+    for failure in summary.failures:
+        where = f" at {failure['json_path']}" if "json_path" in failure else ""
+        typer.echo(f"  failed {failure['path']}: {failure['error']}{where}")
+    raise typer.Exit(EXIT_FAILURES if summary.failures else EXIT_OK)
+
+
+@app.command("status")
+def status(
+    out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Report the archive's state from its index: local and read-only.
+
+    Counts by state and mode, the last run, failures with reasons, threads pending retry,
+    answer-variant hits and interruptions.
+    """
+    try:
+        settings = _settings(out)
+        with _open(settings, read_only=True) as archive:
+            report = status_mod.collect(archive)
+    except (PplxError, OSError) as exc:
+        _fail(exc)
+        return
+    if as_json:
+        typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode("utf-8"))
+    else:
+        typer.echo(status_mod.render_text(report), nl=False)
+
+
+@app.command("verify")
+def verify(
+    out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    jobs: int | None = typer.Option(
+        None, "--jobs", min=1, help="Worker processes for the re-render check (default: cores)."
+    ),
+    lang: str | None = typer.Option(
+        None, "--lang", help="Label language the archive was rendered with: en or zh."
+    ),
+) -> None:
+    """Audit the archive; print each problem with its path; exit 1 when there is any.
+
+    Checks files of every done thread, thread.json against the index, completeness (no
+    cursor gap), byte-identical re-render, leftover temp files, duplicate registry lines
+    and asset hashes.
+    """
+    try:
+        settings = _settings(out, lang)
+        with _open(settings, read_only=True) as archive:
+            threads = sum(1 for _ in archive.iter_threads("done"))
+            problems = verify_mod.verify(
+                archive, lang=settings.lang, jobs=jobs or os.cpu_count() or 1
+            )
+    except (PplxError, OSError) as exc:
+        _fail(exc)
+        return
+    for problem in problems:
+        typer.echo(problem.line())
+    if problems:
+        typer.echo(f"verify: {len(problems)} problems in an archive of {threads} threads")
+        raise typer.Exit(EXIT_FAILURES)
+    typer.echo(f"verify: ok ({threads} threads)")

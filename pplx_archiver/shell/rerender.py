@@ -1,0 +1,378 @@
+"""Offline re-render: rebuild every derived file of the archive from its stored raw files.
+
+No network: this module never builds an HTTP client. For each thread marked done it reads
+``raw_entries.json`` / ``raw_blocks.json`` (:func:`~pplx_archiver.core.rawfile.decode_raw_pages`),
+rebuilds the :class:`ThreadInput` (listing row from the index, else from ``thread.json``;
+report bytes from ``assets/`` through its manifest) and a :class:`RenderContext` carrying the
+stored ``exported_at`` and ``remote_deleted``, so an unchanged archive renders to the same
+bytes. Workers (processes, ``--jobs``) render and compare; they return only the files whose
+bytes differ, and the parent writes them atomically. ``verify`` uses the same machinery with
+``dry_run``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import orjson
+import structlog
+
+from pplx_archiver.core.model import (
+    AssetFile,
+    ListingRow,
+    RenderContext,
+    RenderResult,
+    SpaceRef,
+    ThreadInput,
+)
+from pplx_archiver.core.rawfile import decode_raw_pages
+from pplx_archiver.errors import PayloadError, PplxError, StoreError
+from pplx_archiver.shell.fsutil import fsync_dir, safe_join, same_bytes, write_atomic
+from pplx_archiver.shell.store import (
+    ASSETS_DIR,
+    RAW_BLOCKS,
+    RAW_ENTRIES,
+    THREAD_JSON,
+    Archive,
+    derived_files_on_disk,
+    listing_from_json,
+)
+
+log = structlog.get_logger()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Task:
+    """One thread to re-render (picklable: sent to a worker process)."""
+
+    uuid: str
+    account: str
+    rel_path: str
+    listing: Mapping[str, Any] | None
+    lang: str
+    include_thread_json: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rendered:
+    """A worker's answer: files whose bytes differ, stale derived files, variants, or an error."""
+
+    uuid: str
+    rel_path: str
+    changed: Mapping[str, bytes] = dataclasses.field(default_factory=dict)
+    unchanged: int = 0
+    stale: tuple[str, ...] = ()
+    variants: tuple[Mapping[str, Any], ...] = ()
+    title: str = ""
+    error: str | None = None
+    error_path: str | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class Summary:
+    """Counts of one re-render (or verify) pass."""
+
+    threads: int = 0
+    rewritten_files: int = 0
+    unchanged_files: int = 0
+    removed_files: int = 0
+    changed_threads: int = 0
+    failures: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    variant_changes: int = 0
+    dry_run: bool = False
+
+    def as_event(self) -> dict[str, Any]:
+        """Fields of the ``RUN_SUMMARY`` event."""
+        data = dataclasses.asdict(self)
+        data["failed"] = len(self.failures)
+        return data
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise StoreError(f"{path}: missing") from None
+    except orjson.JSONDecodeError as exc:
+        raise PayloadError(str(path), f"not valid JSON: {exc}") from None
+
+
+def listing_from_record(uuid: str, record: Mapping[str, Any]) -> ListingRow:
+    """A listing row rebuilt from a stored ``thread.json`` (when the index has none)."""
+    space = record.get("space")
+    space_ref = None
+    if isinstance(space, Mapping):
+        space_ref = SpaceRef(
+            uuid=str(space.get("uuid") or ""),
+            slug=str(space.get("slug") or ""),
+            title=str(space.get("title") or ""),
+        )
+
+    def text(key: str) -> str | None:
+        value = record.get(key)
+        return value if isinstance(value, str) else None
+
+    signals = record.get("mode_signals")
+    listing_mode = signals.get("listing_mode") if isinstance(signals, Mapping) else None
+    return ListingRow(
+        thread_id=text("slug") or uuid,
+        title=text("title") or "",
+        slug=text("slug") or "",
+        context_uuid=text("context_uuid"),
+        mode=listing_mode if isinstance(listing_mode, str) else None,
+        updated_at=text("last_updated"),
+        space=space_ref,
+        author=text("author"),
+    )
+
+
+def stored_downloads(folder: Path) -> tuple[AssetFile, ...]:
+    """Asset bytes listed in ``assets/manifest.json`` whose stored file exists."""
+    manifest_path = folder / ASSETS_DIR / "manifest.json"
+    if not manifest_path.exists():
+        return ()
+    manifest = _load_json(manifest_path)
+    entries = manifest_entries(manifest)
+    out: list[AssetFile] = []
+    for entry in entries:
+        rel = entry.get("path")
+        if not isinstance(rel, str) or not rel:
+            continue
+        path = _asset_path(folder, rel)
+        if not path.is_file():
+            continue
+        out.append(
+            AssetFile(
+                asset_uuid=str(entry.get("asset_uuid") or entry.get("uuid") or ""),
+                version=int(entry.get("version") or 0),
+                file_name=str(entry.get("file_name") or path.name),
+                data=path.read_bytes(),
+            )
+        )
+    return tuple(out)
+
+
+def manifest_entries(manifest: Any) -> list[Mapping[str, Any]]:
+    """The entry list of an asset manifest (a list, or under ``assets``/``files``)."""
+    if isinstance(manifest, Mapping):
+        for key in ("assets", "files", "entries"):
+            if isinstance(manifest.get(key), list):
+                manifest = manifest[key]
+                break
+    if not isinstance(manifest, list):
+        return []
+    return [e for e in manifest if isinstance(e, Mapping)]
+
+
+def _asset_path(folder: Path, rel: str) -> Path:
+    """A manifest path: relative to the thread folder, or to ``assets/`` when not prefixed."""
+    parts = rel.split("/")
+    if parts[0] != ASSETS_DIR:
+        parts = [ASSETS_DIR, *parts]
+    return safe_join(folder, *parts)
+
+
+def build_input(
+    folder: Path, uuid: str, listing: Mapping[str, Any] | None
+) -> tuple[ThreadInput, dict[str, Any]]:
+    """The ThreadInput of a stored thread and its stored record (``thread.json``)."""
+    plain = decode_raw_pages((folder / RAW_ENTRIES).read_bytes(), name=RAW_ENTRIES)
+    blocks_path = folder / RAW_BLOCKS
+    blocks = (
+        decode_raw_pages(blocks_path.read_bytes(), name=RAW_BLOCKS) if blocks_path.exists() else ()
+    )
+    record = _load_json(folder / THREAD_JSON)
+    if not isinstance(record, dict):
+        raise PayloadError(str(folder / THREAD_JSON), "expected a JSON object")
+    row = listing_from_json(listing) or listing_from_record(uuid, record)
+    inp = ThreadInput(
+        thread_id=row.thread_id,
+        plain_pages=plain,
+        blocks_pages=blocks,
+        listing=row,
+        downloads=stored_downloads(folder),
+    )
+    return inp, record
+
+
+def context_for(record: Mapping[str, Any], account: str, lang: str) -> RenderContext:
+    """The RenderContext that reproduces the stored render: same exported_at, kept fields."""
+    kept: dict[str, Any] = {}
+    if record.get("remote_deleted"):
+        kept["remote_deleted"] = record["remote_deleted"]
+    exported = record.get("exported_at")
+    return RenderContext(
+        exported_at=exported if isinstance(exported, str) else "",
+        lang=lang,
+        account=account,
+        kept_record=kept,
+    )
+
+
+Renderer = Callable[[ThreadInput, RenderContext], RenderResult]
+
+
+def core_renderer() -> Renderer:
+    """The render core's entry point (imported late: workers import it themselves)."""
+    from pplx_archiver.core.render import render_thread
+
+    return render_thread
+
+
+def render_one(out: Path, task: Task, renderer: Renderer | None = None) -> Rendered:
+    """Re-render one stored thread and compare with the files on disk (runs in a worker)."""
+    render = renderer or core_renderer()
+    try:
+        folder = safe_join(out, *task.rel_path.split("/"))
+        inp, record = build_input(folder, task.uuid, task.listing)
+        result = render(inp, context_for(record, task.account, task.lang))
+    except FileNotFoundError as exc:
+        return Rendered(task.uuid, task.rel_path, error=f"missing file: {exc.filename}")
+    except PayloadError as exc:
+        return Rendered(task.uuid, task.rel_path, error=str(exc), error_path=exc.path)
+    except (PplxError, OSError) as exc:
+        return Rendered(task.uuid, task.rel_path, error=f"{type(exc).__name__}: {exc}")
+    files = {k: v for k, v in result.files.items() if task.include_thread_json or k != THREAD_JSON}
+    changed: dict[str, bytes] = {}
+    for rel, data in files.items():
+        if not same_bytes(safe_join(folder, *rel.split("/")), data):
+            changed[rel] = data
+    stale = derived_files_on_disk(folder) - set(result.files)
+    return Rendered(
+        uuid=task.uuid,
+        rel_path=task.rel_path,
+        changed=changed,
+        unchanged=len(files) - len(changed),
+        stale=tuple(sorted(stale)),
+        variants=tuple(dict(v) for v in result.variants),
+        title=result.title,
+    )
+
+
+def _render_chunk(args: tuple[Path, Sequence[Task], Renderer | None]) -> list[Rendered]:
+    out, tasks, renderer = args
+    return [render_one(out, t, renderer) for t in tasks]
+
+
+def tasks_for(
+    archive: Archive, *, lang: str, include_thread_json: bool, limit: int | None
+) -> list[Task]:
+    """One task per thread marked done, in uuid order, at most ``limit``."""
+    tasks: list[Task] = []
+    for row in archive.iter_threads("done"):
+        if limit is not None and len(tasks) >= limit:
+            break
+        if not row.path:
+            continue
+        tasks.append(
+            Task(
+                uuid=row.uuid,
+                account=row.account,
+                rel_path=row.path,
+                listing=row.listing,
+                lang=lang,
+                include_thread_json=include_thread_json,
+            )
+        )
+    return tasks
+
+
+def render_all(
+    out: Path, tasks: Sequence[Task], jobs: int, renderer: Renderer | None = None
+) -> Iterator[Rendered]:
+    """Render every task, in processes when ``jobs`` > 1; results come back in task order.
+
+    ``renderer`` must be a module-level function (it is pickled by name for the workers).
+    """
+    if jobs <= 1 or len(tasks) < 2:
+        render = renderer or core_renderer()
+        for task in tasks:
+            yield render_one(out, task, render)
+        return
+    size = max(1, min(32, len(tasks) // (jobs * 4) or 1))
+    chunks = [(out, tasks[i : i + size], renderer) for i in range(0, len(tasks), size)]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        for batch in pool.map(_render_chunk, chunks):
+            yield from batch
+
+
+def apply(archive: Archive, rendered: Rendered) -> tuple[int, int]:
+    """Write a thread's changed files atomically and remove stale ones; return the counts."""
+    folder = archive.folder(rendered.rel_path)
+    written = 0
+    for rel in sorted(k for k in rendered.changed if k != THREAD_JSON):
+        written += write_atomic(safe_join(folder, *rel.split("/")), rendered.changed[rel])
+    if THREAD_JSON in rendered.changed:
+        written += write_atomic(folder / THREAD_JSON, rendered.changed[THREAD_JSON])
+    removed = 0
+    for rel in rendered.stale:
+        try:
+            safe_join(folder, *rel.split("/")).unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass
+    if removed:
+        fsync_dir(folder)
+    return written, removed
+
+
+def rerender(
+    archive: Archive,
+    *,
+    lang: str = "en",
+    thread_json: bool = False,
+    dry_run: bool = False,
+    limit: int | None = None,
+    jobs: int | None = None,
+    on_thread: Callable[[Rendered], None] | None = None,
+    renderer: Renderer | None = None,
+) -> Summary:
+    """Re-render the archive (see module docstring); return the counts."""
+    summary = Summary(dry_run=dry_run)
+    tasks = tasks_for(archive, lang=lang, include_thread_json=thread_json, limit=limit)
+    workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+    run_id = None if dry_run else archive.begin_run("re-render")
+    for rendered in render_all(archive.out, tasks, workers, renderer):
+        summary.threads += 1
+        if on_thread is not None:
+            on_thread(rendered)
+        if rendered.error is not None:
+            failure = {"thread_uuid": rendered.uuid, "path": rendered.rel_path}
+            failure["error"] = rendered.error
+            if rendered.error_path:
+                failure["json_path"] = rendered.error_path
+            summary.failures.append(failure)
+            log.error("RERENDER_FAILED", **failure)
+            continue
+        summary.unchanged_files += rendered.unchanged
+        if rendered.changed or rendered.stale:
+            summary.changed_threads += 1
+        if dry_run:
+            summary.rewritten_files += len(rendered.changed)
+            summary.removed_files += len(rendered.stale)
+            continue
+        written, removed = apply(archive, rendered)
+        summary.rewritten_files += written
+        summary.unchanged_files += len(rendered.changed) - written
+        summary.removed_files += removed
+        if rendered.changed or rendered.stale:
+            log.info(
+                "THREAD_RERENDERED",
+                thread_uuid=rendered.uuid,
+                path=rendered.rel_path,
+                files=sorted(rendered.changed),
+                removed=list(rendered.stale),
+            )
+        for record, change in archive.register_variants(rendered.variants, "offline", run_id):
+            summary.variant_changes += 1
+            log.warning("ANSWER_VARIANT_DETECTED", source="offline", change=change, **record)
+    if run_id is not None:
+        archive.finish_run(run_id, summary.as_event())
+    log.info("RUN_SUMMARY", command="re-render", **summary.as_event())
+    return summary

@@ -1,0 +1,120 @@
+"""The archive report behind ``pplx-export status``: local and read-only, from the index.
+
+Counts by state and by mode, the last run (command, times, summary), failures with their
+reasons, threads pending retry, answer-variant hits and interruption records. Nothing is
+fetched and nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pplx_archiver.shell.store import Archive
+
+MAX_LISTED = 50
+
+
+def collect(archive: Archive) -> dict[str, Any]:
+    """The status report as a JSON-able dict (``status --json`` prints it as is)."""
+    by_state: Counter[str] = Counter()
+    by_mode: Counter[str] = Counter()
+    failures: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    interruptions: list[dict[str, Any]] = []
+    interruption_kinds: Counter[str] = Counter()
+    remote_deleted = 0
+    for row in archive.iter_threads():
+        by_state[row.status] += 1
+        if row.status == "done":
+            by_mode[row.mode or "unknown"] += 1
+        if row.remote_deleted:
+            remote_deleted += 1
+        if row.status == "failed":
+            failures.append(
+                {
+                    "thread_uuid": row.uuid,
+                    "title": row.title,
+                    "error": row.error,
+                    "json_path": row.error_path,
+                    "attempts": row.attempts,
+                }
+            )
+        if row.status in ("failed", "pending"):
+            pending.append({"thread_uuid": row.uuid, "title": row.title, "status": row.status})
+        for item in row.interruptions or ():
+            kind = str(item.get("kind", "unknown"))
+            interruption_kinds[kind] += 1
+            interruptions.append(
+                {
+                    "thread_uuid": row.uuid,
+                    "path": row.path,
+                    "location": item.get("location"),
+                    "kind": kind,
+                }
+            )
+    variants = archive.index.variants()
+    last = archive.last_run()
+    return {
+        "out": str(archive.out),
+        "threads": sum(by_state.values()),
+        "by_state": dict(sorted(by_state.items())),
+        "by_mode": dict(sorted(by_mode.items())),
+        "remote_deleted": remote_deleted,
+        "last_run": None
+        if last is None
+        else {
+            "id": last.id,
+            "command": last.command,
+            "started_at": last.started_at,
+            "finished_at": last.finished_at,
+            "summary": last.summary,
+        },
+        "failures": failures,
+        "pending_retry": len(pending),
+        "pending": pending[:MAX_LISTED],
+        "variant_hits": len(variants),
+        "variant_threads": len({str(v.get("thread_uuid")) for v in variants}),
+        "interruptions": len(interruptions),
+        "interruption_kinds": dict(sorted(interruption_kinds.items())),
+        "interrupted_threads": interruptions[:MAX_LISTED],
+    }
+
+
+def render_text(report: dict[str, Any]) -> str:
+    """The status report for a person."""
+    lines = [f"archive: {report['out']}", f"threads: {report['threads']}"]
+    states = ", ".join(f"{n} {s}" for s, n in report["by_state"].items()) or "none"
+    lines.append(f"  by state: {states}")
+    modes = ", ".join(f"{n} {m}" for m, n in report["by_mode"].items()) or "none"
+    lines.append(f"  by mode (done): {modes}")
+    if report["remote_deleted"]:
+        lines.append(f"  tombstoned (remote_deleted): {report['remote_deleted']}")
+    last = report["last_run"]
+    if last is None:
+        lines.append("last run: none")
+    else:
+        ended = last["finished_at"] or "did not finish"
+        lines.append(f"last run: {last['command']} started {last['started_at']}, ended {ended}")
+        if last["summary"]:
+            summary = last["summary"]
+            keys = ("archived", "unchanged", "failed", "total", "threads", "rewritten_files")
+            parts = [f"{k} {summary[k]}" for k in keys if k in summary]
+            if parts:
+                lines.append("  " + ", ".join(parts))
+    lines.append(f"pending retry: {report['pending_retry']}")
+    for failure in report["failures"][:MAX_LISTED]:
+        where = f" at {failure['json_path']}" if failure["json_path"] else ""
+        lines.append(
+            f"  failed {failure['thread_uuid']} ({failure['title'] or 'untitled'}), "
+            f"{failure['attempts']} attempts: {failure['error']}{where}"
+        )
+    if report["variant_hits"]:
+        lines.append(
+            f"⚠ answer variants: {report['variant_hits']} in {report['variant_threads']} threads"
+        )
+    else:
+        lines.append("answer variants: 0")
+    kinds = ", ".join(f"{n} {k}" for k, n in report["interruption_kinds"].items())
+    lines.append(f"interruptions: {report['interruptions']}" + (f" ({kinds})" if kinds else ""))
+    return "\n".join(lines) + "\n"
