@@ -1,0 +1,101 @@
+"""Decoding: page merge, de-duplication, turn order, plain/schematized join, error paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.model import RawPage
+from pplx_archiver.core.node import Node
+from pplx_archiver.errors import PayloadError
+from tests.core import builders as b
+
+
+def _pages(*bodies: object) -> tuple[RawPage, ...]:
+    return tuple(RawPage({}, body) for body in bodies)
+
+
+def test_pages_merge_dedupe_and_sort() -> None:
+    """Newest-window-first pages merge into creation order with repeated entries dropped."""
+    newer = b.page([b.entry("e3", 30), b.entry("e4", 40)], next_cursor="c1")
+    older = b.page([b.entry("e1", 10), b.entry("e2", 20), b.entry("e3", 30)])
+    thread = decode_thread(_pages(newer, older), ())
+    assert [e.key for e in thread.entries] == ["e1", "e2", "e3", "e4"]
+
+
+def test_background_entries_deduplicated_by_uuid() -> None:
+    """A background entry repeated on two pages is kept once."""
+    bg = b.entry("bg1", 50, is_background=True)
+    thread = decode_thread(_pages(b.page([b.entry("e1", 1)], [bg]), b.page([], [bg])), ())
+    assert [e.key for e in thread.background] == ["bg1"]
+
+
+def test_order_falls_back_to_created_us() -> None:
+    """Without entry_created_datetime, created_us (µs integer) orders the turns."""
+    first = b.entry("a", 0)
+    second = b.entry("b", 0)
+    for e, us in ((first, 2_000_000_000_000_000), (second, 1_000_000_000_000_000)):
+        del e["entry_created_datetime"]
+        e["created_us"] = us
+    thread = decode_thread(_pages(b.page([first, second])), ())
+    assert [e.key for e in thread.entries] == ["b", "a"]
+
+
+def test_plain_and_schematized_join_by_uuid() -> None:
+    """Plain text steps and schematized blocks of the same entry end up in one Entry."""
+    plain = b.entry("e1", 1, text=[b.final_step("plain answer", 1)])
+    schem = b.entry("e1", 1, blocks=[b.workflow([b.step([b.sources_item(2)])])])
+    thread = decode_thread(_pages(b.page([plain])), _pages(b.page([schem])))
+    (entry,) = thread.entries
+    assert entry.final_answer == "plain answer"
+    assert entry.final_web_results[0].url == "https://example.com/1"
+    assert entry.blocks.workflow is not None
+
+
+def test_bad_steps_type_names_path() -> None:
+    """A wrong type deep inside blocks raises PayloadError naming the JSON path."""
+    bad = b.entry("e1", 1, blocks=[b.answer_block("x"), b.workflow([])])
+    bad["blocks"][1]["workflow_block"]["steps"] = "oops"
+    with pytest.raises(PayloadError) as info:
+        decode_thread((), _pages(b.page([bad])))
+    assert info.value.path == "blocks_pages[0].entries[0].blocks[1].workflow_block.steps"
+
+
+def test_bad_embedded_json_names_path() -> None:
+    """Plain text that is not JSON raises PayloadError at the text field."""
+    bad = b.entry("e1", 1)
+    bad["text"] = "{not json"
+    with pytest.raises(PayloadError) as info:
+        decode_thread(_pages(b.page([bad])), ())
+    assert info.value.path == "plain_pages[0].entries[0].text"
+
+
+def test_final_answer_inner_json_error_path() -> None:
+    """A FINAL answer string that is not JSON names its path inside the text document."""
+    bad = b.entry("e1", 1, text=[{"step_type": "FINAL", "content": {"answer": "{x"}}])
+    with pytest.raises(PayloadError) as info:
+        decode_thread(_pages(b.page([bad])), ())
+    assert info.value.path == "plain_pages[0].entries[0].text[0].content.answer"
+
+
+def test_entry_without_id_is_an_error() -> None:
+    """An entry with neither backend_uuid nor uuid cannot be placed and is reported."""
+    bad = b.entry("e1", 1)
+    del bad["uuid"], bad["backend_uuid"]
+    with pytest.raises(PayloadError, match="neither"):
+        decode_thread(_pages(b.page([bad])), ())
+
+
+def test_unknown_fields_are_ignored() -> None:
+    """Fields the decoder does not know do not matter."""
+    e = b.entry("e1", 1, brand_new_field={"x": [1, 2]})
+    assert decode_thread(_pages(b.page([e], future=True)), ()).entries[0].key == "e1"
+
+
+def test_node_path_rendering() -> None:
+    """Node paths show keys with dots and indexes in brackets."""
+    root = Node({"a": [{"b": 1}]}, None, "root")
+    child = root.get_list("a")[0]
+    with pytest.raises(PayloadError) as info:
+        child.get_str("b")
+    assert info.value.path == "root.a[0].b"
