@@ -1,0 +1,114 @@
+"""The simulator's configuration: one frozen value naming every behaviour switch.
+
+``SimConfig()`` with no arguments is the quiet default the tests build on: 300 threads,
+seed 7, no latency, no faults, no rate limit, Era B cookies, logged in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+DEFAULT_SEED = 7
+DEFAULT_THREADS = 300
+CORE_BAR_THREADS = 2000
+
+# Persisted-query hashes the GraphQL endpoint accepts (full 64-hex strings; the first 16 of
+# each are the ones API.md lists). Stale hashes answer PERSISTED_QUERY_NOT_FOUND.
+LIBRARY_ROOT_HASH = "a5229c390a6a00f8" + "0" * 48
+LIBRARY_PAGINATION_HASH = "4f6dfcb8e9d3c065" + "0" * 48
+LIBRARY_ROOT_HASH_C = "1c1f9e86416eddf3" + "0" * 48
+
+FAULT_KINDS = ("500", "502", "503", "drop", "truncate")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SimConfig:
+    """Every switch of the simulated Perplexity; all default to a healthy, quiet server.
+
+    Account:
+      ``threads`` number of threads; ``seed`` drives every generated value.
+      ``deleted_rate``/``expired_rate`` fraction of threads answering 400 ENTRY_DELETED /
+      ENTRY_EXPIRED from the start (deleted ones are also gone from the listings).
+    Session:
+      ``era`` ``"b"`` (``__Secure-next-auth.session-token``) or ``"c"``
+      (``__Secure-pplx.session.<account>`` + ``__Host-pplx-last-active-account``; thread
+      endpoints need the ``x-pplx-account`` header). ``logged_in=False`` makes every cookie
+      invalid. ``rotate_session_every`` > 0 sends a new session cookie through ``Set-Cookie``
+      after that many authenticated requests; the previous value keeps working for
+      ``rotation_grace`` more requests (``None`` = forever).
+    Paging:
+      ``detail_default_limit`` page size of thread detail when the client sends none,
+      ``detail_max_limit`` its cap; ``list_max_limit`` cap of ``list_ask_threads``;
+      ``total_threads_cap`` the value ``total_threads`` is capped at (unreliable on purpose);
+      ``graphql_page`` edges per GraphQL page; ``graphql_empty_end_cursor`` makes the last
+      GraphQL page say ``hasNextPage: true`` with an empty ``endCursor``.
+    Server behaviour:
+      ``latency_ms`` + uniform ``jitter_ms`` per request; ``rate``/``burst`` token bucket
+      (rate 0 = off) answering 429 RATE_LIMITED, with ``Retry-After`` when ``retry_after``;
+      ``fault_rate`` share of requests failing with one of ``fault_kinds``
+      (``500``/``502``/``503``/``drop``/``truncate``), drawn from ``fault_seed``;
+      ``challenge_windows`` ((first request number, count), …) answering the Cloudflare HTML
+      403; ``challenge_after_429s`` > 0 opens a challenge window of ``challenge_duration_s``
+      once that many 429s fell within ``challenge_window_s`` seconds;
+      ``transient_404`` number of first detail requests answering 404 for threads added by
+      ``/__sim/mutate``; ``asset_url_ttl_s`` lifetime of signed CDN URLs.
+    GraphQL:
+      ``graphql_hashes`` accepted persisted-query hashes.
+    """
+
+    threads: int = DEFAULT_THREADS
+    seed: int = DEFAULT_SEED
+    era: str = "b"
+    logged_in: bool = True
+    rotate_session_every: int = 0
+    rotation_grace: int | None = 100
+    deleted_rate: float = 0.0
+    expired_rate: float = 0.0
+    detail_default_limit: int = 20
+    detail_max_limit: int = 100
+    list_max_limit: int = 100
+    total_threads_cap: int = 100
+    graphql_page: int = 25
+    graphql_empty_end_cursor: bool = False
+    graphql_hashes: tuple[str, ...] = (
+        LIBRARY_ROOT_HASH,
+        LIBRARY_PAGINATION_HASH,
+        LIBRARY_ROOT_HASH_C,
+    )
+    latency_ms: float = 0.0
+    jitter_ms: float = 0.0
+    rate: float = 0.0
+    burst: int = 10
+    retry_after: bool = True
+    fault_rate: float = 0.0
+    fault_kinds: tuple[str, ...] = FAULT_KINDS
+    fault_seed: int = 1
+    challenge_windows: tuple[tuple[int, int], ...] = ()
+    challenge_after_429s: int = 0
+    challenge_window_s: float = 10.0
+    challenge_duration_s: float = 5.0
+    transient_404: int = 0
+    asset_url_ttl_s: int = 900
+    cache_size: int = 256
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.threads < 0:
+            problems.append(f"threads must be >= 0, got {self.threads}")
+        if self.era not in ("b", "c"):
+            problems.append(f"era must be 'b' or 'c', got {self.era!r}")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            problems.append(f"fault_rate must be within [0, 1], got {self.fault_rate}")
+        bad = [k for k in self.fault_kinds if k not in FAULT_KINDS]
+        if bad:
+            problems.append(f"fault_kinds has unknown kinds {bad}; known: {list(FAULT_KINDS)}")
+        if self.rate < 0 or self.burst < 1:
+            problems.append(f"rate must be >= 0 and burst >= 1, got {self.rate}/{self.burst}")
+        if not 1 <= self.detail_default_limit <= self.detail_max_limit:
+            problems.append("detail_default_limit must be within [1, detail_max_limit]")
+        for rate_name in ("deleted_rate", "expired_rate"):
+            value = getattr(self, rate_name)
+            if not 0.0 <= value <= 1.0:
+                problems.append(f"{rate_name} must be within [0, 1], got {value}")
+        if problems:
+            raise ValueError("invalid SimConfig: " + "; ".join(problems))

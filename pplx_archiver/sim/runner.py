@@ -1,0 +1,127 @@
+"""Run the simulator on a loopback socket: in a background thread or in another process.
+
+``with serve_in_thread(SimConfig()) as sim:`` gives ``sim.base_url``, ``sim.cookies``,
+``sim.account_id`` and ``sim.session_token``; the server stops when the block ends.
+``serve_subprocess`` does the same in a child process (benchmarks: the server then has its
+own interpreter and GIL). Both bind 127.0.0.1 on a free port only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import multiprocessing
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+
+from pplx_archiver.sim.config import SimConfig
+from pplx_archiver.sim.sessions import Sessions
+from pplx_archiver.sim.state import AccountState
+
+HOST = "127.0.0.1"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunningSim:
+    """Where a running simulator listens and how to log in to it."""
+
+    base_url: str
+    cookies: dict[str, str]
+    account_id: str
+    session_token: str
+    config: SimConfig
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def login_for(config: SimConfig) -> tuple[dict[str, str], str, str]:
+    """Cookies, account id and session token a client needs for ``config``."""
+    account_id = AccountState(dataclasses.replace(config, threads=0)).account_id
+    sess = Sessions(config, account_id)
+    return sess.cookies(), account_id, sess.current_token()
+
+
+def _running(config: SimConfig, port: int) -> RunningSim:
+    cookies, account_id, token = login_for(config)
+    return RunningSim(f"http://{HOST}:{port}", cookies, account_id, token, config)
+
+
+def _uvicorn_config(config: SimConfig, port: int) -> uvicorn.Config:
+    from pplx_archiver.sim.server import create_app
+
+    return uvicorn.Config(
+        create_app(config),
+        host=HOST,
+        port=port,
+        log_level="critical",
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=30,
+    )
+
+
+@contextlib.contextmanager
+def serve_in_thread(config: SimConfig | None = None, timeout: float = 10.0) -> Iterator[RunningSim]:
+    """Serve the simulator with uvicorn in a daemon thread for the ``with`` block."""
+    config = config or SimConfig()
+    port = _free_port()
+    server = uvicorn.Server(_uvicorn_config(config, port))
+    thread = threading.Thread(target=server.run, name="pplx-sim", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise RuntimeError(f"simulator did not start on {HOST}:{port}")
+        time.sleep(0.01)
+    try:
+        yield _running(config, port)
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+
+
+def _child(config: SimConfig, port: int) -> None:
+    uvicorn.Server(_uvicorn_config(config, port)).run()
+
+
+def _wait_port(port: int, timeout: float, proc: Any) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not proc.is_alive():
+            raise RuntimeError("simulator process exited during start-up")
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            if sock.connect_ex((HOST, port)) == 0:
+                return
+        time.sleep(0.02)
+    raise RuntimeError(f"simulator did not start on {HOST}:{port}")
+
+
+@contextlib.contextmanager
+def serve_subprocess(
+    config: SimConfig | None = None, timeout: float = 20.0
+) -> Iterator[RunningSim]:
+    """Serve the simulator with uvicorn in a child process for the ``with`` block."""
+    config = config or SimConfig()
+    port = _free_port()
+    ctx = multiprocessing.get_context("spawn")
+    proc = ctx.Process(target=_child, args=(config, port), name="pplx-sim", daemon=True)
+    proc.start()
+    try:
+        _wait_port(port, timeout, proc)
+        yield _running(config, port)
+    finally:
+        proc.terminate()
+        proc.join(timeout)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()

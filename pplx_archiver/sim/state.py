@@ -1,0 +1,241 @@
+"""The live account: the generated threads plus the in-memory overlay of mutations.
+
+Mutations (``/__sim/mutate``) never touch the generator: added, continued, rewritten,
+deleted and expired threads are kept here and laid over the generated account. The listing
+order is "newest activity first": mutated threads (whose activity is newer than anything
+generated) first, then the generated indices, skipping deleted ones.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import random
+from typing import Any
+
+from pplx_archiver.sim import ids
+from pplx_archiver.sim.account import (
+    MUTATION_STEP_US,
+    T0_US,
+    ThreadPlan,
+    base_updated_us,
+    continue_thread,
+    plan_added,
+    plan_thread,
+    rewrite_turn,
+    space_count,
+    space_of,
+    terminal_state,
+    thread_uuid,
+)
+from pplx_archiver.sim.build import space_object
+from pplx_archiver.sim.config import SimConfig
+from pplx_archiver.sim.truth import thread_truth
+
+Json = dict[str, Any]
+
+
+class AccountState:
+    """Generated account + mutation overlay; the single owner of "what exists now"."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.seed = config.seed
+        self.size = config.threads
+        self.account_id = ids.make_id(
+            random.Random(f"{self.seed}:account"), self.seed, ids.OTHER, 0
+        )
+        self._overrides: dict[int, ThreadPlan] = {}
+        self._top: list[int] = []  # mutated threads, newest activity first
+        self._deleted: set[int] = set()
+        self._expired: set[int] = set()
+        self._excluded: list[int] | None = None  # sorted generated indices not listed in order
+        self._added = 0
+        self._seq = 0
+        self.versions: dict[int, int] = {}
+        self.detail_hits: dict[int, int] = {}
+        self._members: dict[int, list[int]] | None = None
+        self._spaces: list[Json] | None = None
+        if config.deleted_rate > 0 or config.expired_rate > 0:
+            for i in range(self.size):
+                state = terminal_state(self.seed, i, config.deleted_rate, config.expired_rate)
+                if state == "deleted":
+                    self._deleted.add(i)
+                elif state == "expired":
+                    self._expired.add(i)
+
+    # --- lookup -----------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        """Generated plus added threads (deleted ones included)."""
+        return self.size + self._added
+
+    def lookup(self, thread_id: str) -> tuple[str, int | None]:
+        """``("thread", index)``, ``("sibling", None)`` or ``("unknown", None)``."""
+        decoded = ids.decode_id(thread_id, self.seed)
+        if decoded is None:
+            return "unknown", None
+        kind, index = decoded
+        if kind == ids.SIBLING:
+            return "sibling", None
+        if kind != ids.THREAD or index >= self.total or thread_uuid(self.seed, index) != thread_id:
+            return "unknown", None
+        return "thread", index
+
+    def plan(self, index: int) -> ThreadPlan:
+        """The current plan of thread ``index`` (mutations applied)."""
+        plan = self._overrides.get(index)
+        if plan is None:
+            plan = plan_thread(self.seed, index, self.size)
+        state = (
+            "deleted" if index in self._deleted else "expired" if index in self._expired else "ok"
+        )
+        if plan.state != state:
+            plan = dataclasses.replace(plan, state=state)
+        return plan
+
+    def updated_us(self, index: int) -> int:
+        """Last activity of thread ``index`` without planning it when it is unmutated."""
+        plan = self._overrides.get(index)
+        if plan is not None:
+            return plan.updated_us
+        return self.plan(index).updated_us if index >= self.size else self._base_updated(index)
+
+    def _base_updated(self, index: int) -> int:
+        us = base_updated_us(self.seed, index)
+        return us
+
+    # --- ordering ---------------------------------------------------------------------
+    def _excluded_sorted(self) -> list[int]:
+        if self._excluded is None:
+            moved = {i for i in self._top if i < self.size}
+            self._excluded = sorted(moved | {i for i in self._deleted if i < self.size})
+        return self._excluded
+
+    def listed_count(self) -> int:
+        """Number of threads the library listings show."""
+        return len(self._top) + self.size - len(self._excluded_sorted())
+
+    def at(self, position: int) -> int:
+        """Thread index at listing ``position`` (0 = newest activity)."""
+        if position < len(self._top):
+            return self._top[position]
+        q = position - len(self._top)
+        excluded = self._excluded_sorted()
+        x = q
+        while True:
+            nxt = q + bisect.bisect_right(excluded, x)
+            if nxt == x:
+                break
+            x = nxt
+        return x
+
+    def position_before(self, updated_us: int) -> int:
+        """First listing position whose activity is strictly older than ``updated_us``."""
+        lo, hi = 0, self.listed_count()
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.updated_us(self.at(mid)) >= updated_us:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def listing(self, offset: int, limit: int) -> list[int]:
+        """Indices for ``offset``/``limit`` in listing order."""
+        end = min(self.listed_count(), offset + limit)
+        return [self.at(p) for p in range(max(0, offset), end)]
+
+    # --- spaces -----------------------------------------------------------------------
+    def spaces(self) -> list[Json]:
+        """Space objects (the thread counts come from membership)."""
+        if self._spaces is None:
+            members = self.members()
+            rng = random.Random(f"{self.seed}:spaces")
+            self._spaces = []
+            for k in range(space_count(self.size)):
+                uuid = ids.make_id(rng, self.seed, ids.OTHER, k)
+                self._spaces.append(
+                    space_object(self.seed, k, uuid, len(members.get(k, [])), T0_US - k * 3600)
+                )
+        return self._spaces
+
+    def members(self) -> dict[int, list[int]]:
+        """Thread indices of each space in listing order (computed once, lazily)."""
+        if self._members is None:
+            out: dict[int, list[int]] = {}
+            for i in range(self.total):
+                k = space_of(self.seed, i, self.size)
+                if k is not None:
+                    out.setdefault(k, []).append(i)
+            self._members = out
+        return self._members
+
+    def space_slug(self, plan: ThreadPlan) -> str | None:
+        """Slug of the thread's space, or ``None``."""
+        if plan.space is None:
+            return None
+        return str(self.spaces()[plan.space]["slug"])
+
+    # --- mutations --------------------------------------------------------------------
+    def _tick(self) -> int:
+        self._seq += 1
+        return T0_US + self._seq * MUTATION_STEP_US
+
+    def _move_to_top(self, index: int, plan: ThreadPlan) -> None:
+        self._overrides[index] = plan
+        self.versions[index] = self.versions.get(index, 0) + 1
+        if index in self._top:
+            self._top.remove(index)
+        self._top.insert(0, index)
+        self._excluded = None
+
+    def add(self, count: int) -> list[str]:
+        """Add ``count`` new threads with the newest activity; returns their uuids."""
+        out = []
+        for _ in range(count):
+            index = self.total
+            self._added += 1
+            plan = plan_added(self.seed, index, self.size, self._tick())
+            self._move_to_top(index, plan)
+            out.append(plan.uuid)
+        self._members = None
+        self._spaces = None
+        return out
+
+    def continue_(self, index: int, turns: int) -> ThreadPlan:
+        """Append ``turns`` new turns to thread ``index``; it moves to the listing top."""
+        at = self._tick()
+        plan = continue_thread(self.plan(index), self.seed, turns, at, str(self._seq))
+        self._move_to_top(index, plan)
+        return plan
+
+    def rewrite(self, index: int, turn: int | None) -> ThreadPlan:
+        """Rewrite one answer of thread ``index`` into a registered variant."""
+        plan = rewrite_turn(self.plan(index), self.seed, turn, self._tick())
+        self._move_to_top(index, plan)
+        return plan
+
+    def delete(self, index: int) -> None:
+        """Delete thread ``index``: gone from listings, detail answers ENTRY_DELETED."""
+        self._deleted.add(index)
+        self._expired.discard(index)
+        if index in self._top:
+            self._top.remove(index)
+        self._excluded = None
+        self.versions[index] = self.versions.get(index, 0) + 1
+
+    def expire(self, index: int) -> None:
+        """Expire thread ``index``: still listed, detail answers ENTRY_EXPIRED."""
+        if index not in self._deleted:
+            self._expired.add(index)
+        self.versions[index] = self.versions.get(index, 0) + 1
+
+    # --- truth ------------------------------------------------------------------------
+    def truth(self) -> Json:
+        """The truth manifest of the current account (all threads, deleted ones included)."""
+        threads = []
+        for i in range(self.total):
+            plan = self.plan(i)
+            threads.append(thread_truth(plan, self.space_slug(plan)))
+        return {"seed": self.seed, "size": self.size, "threads": threads}
