@@ -40,6 +40,9 @@ def entry_sources(entry: Entry) -> list[WebResult]:
     found.extend(entry.final_web_results)
     found.extend(entry.blocks.web_results)
     found.extend(workflow_sources(entry.blocks.workflow))
+    for step in entry.steps:
+        for item in step.items:
+            found.extend(item.sources)
     return found
 
 

@@ -11,11 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from pplx_archiver.core.blocks import decode_blocks, web_results
+from pplx_archiver.core.blocks import decode_blocks, decode_item, web_results
 from pplx_archiver.core.model import RawPage, SpaceRef
 from pplx_archiver.core.node import Node
 from pplx_archiver.core.timeparse import node_ts
-from pplx_archiver.core.values import Entry, PageInfo, PlainStep, SideBySide, Thread, WebResult
+from pplx_archiver.core.values import (
+    Entry,
+    Item,
+    PageInfo,
+    PlainStep,
+    SideBySide,
+    Thread,
+    WebResult,
+)
 
 _FAR_FUTURE = 1 << 62
 
@@ -62,12 +70,16 @@ def _plain_steps(
         step.as_obj()
         kind = step.get_str("step_type")
         content = step.get_obj("content")
+        items: tuple[Item, ...] = ()
+        if content is not None and kind.startswith("ASI_TOOL_"):
+            items = tuple(decode_item(i, 0) for i in content.get_list("workflow_items"))
         steps.append(
             PlainStep(
                 step_type=kind,
                 uuid=step.get_text("uuid"),
                 content=content.v if content is not None else {},
                 path=step.path,
+                items=items,
             )
         )
         if kind == "FINAL" and content is not None:

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from pplx_archiver.core import labels
+from pplx_archiver.core.labels import label
 
 AWAITING = "WORKFLOW_AWAITING_NEXT_STEPS"
 CANCELED = "WORKFLOW_CANCELED"
@@ -27,7 +27,7 @@ def annotation(kind: str | None, lang: str) -> str:
     """The inline annotation text for a kind (" ⏸ …"), or '' for a healthy workflow."""
     if kind is None:
         return ""
-    return " " + labels.label(kind, lang)
+    return " " + label(kind, lang)
 
 
 def record(location: str, kind: str, headline: str, status: str) -> dict[str, str]:

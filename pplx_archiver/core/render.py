@@ -159,15 +159,17 @@ class _Renderer:
             heading_note = annotation(kind, self.lang)
             if workflow.steps:
                 summary = f"{self.label('steps')} ({len(workflow.steps)}){heading_note}"
-                work.append(md.details(summary, render_steps(workflow.steps, scope, where, 0)))
+                steps_md = render_steps(workflow.steps, scope, where, 0)
+                work.append(md.details(summary, steps_md, trusted=True))
         for payload in anchored:
             cited.extend(workflow_sources(payload.workflow))
             if payload.index not in scope.rendered_payloads:
                 scope.rendered_payloads.add(payload.index)
                 work.append(self.payload_block(payload, f"{where}/subagent"))
-        plain = render_plain_steps(entry.steps, scope)
+        plain = render_plain_steps(entry.steps, scope, where)
         if plain:
-            work.append(md.details(f"{self.label('steps')} ({len(entry.steps)})", plain))
+            summary = f"{self.label('steps')} ({len(entry.steps)})"
+            work.append(md.details(summary, plain, trusted=True))
         if work:
             parts.append(f"## {self.label('work_process')}{heading_note}\n\n" + "\n\n".join(work))
         if on_stub:

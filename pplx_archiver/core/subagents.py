@@ -87,6 +87,12 @@ def collect_payloads(background: Sequence[Entry]) -> tuple[Payload, ...]:
                         pid = payload_id(step.id, item.id, item.workflow)
                         found.append(Payload(pid, item.workflow, entry, len(found)))
         if len(found) == before:
+            for plain in entry.steps:
+                for item in plain.items:
+                    if item.type == "WORKFLOW_ITEM_WORKFLOW" and item.workflow is not None:
+                        pid = payload_id("", item.id, item.workflow)
+                        found.append(Payload(pid, item.workflow, entry, len(found)))
+        if len(found) == before:
             found.append(Payload(entry.key, workflow, entry, len(found)))
     return tuple(found)
 
@@ -94,9 +100,13 @@ def collect_payloads(background: Sequence[Entry]) -> tuple[Payload, ...]:
 def anchor_ids(entry: Entry) -> list[str]:
     """Payload ids anchored in a main entry's workflow (top-level sub-agent items)."""
     workflow = entry.blocks.workflow
-    if workflow is None:
-        return []
     ids: list[str] = []
+    for plain in entry.steps:
+        for item in plain.items:
+            if item.type == "WORKFLOW_ITEM_WORKFLOW":
+                ids.append(payload_id("", item.id, item.workflow))
+    if workflow is None:
+        return ids
     for step in workflow.steps:
         for item in step.items:
             if item.type == "WORKFLOW_ITEM_WORKFLOW":

@@ -107,6 +107,7 @@ class PlainStep:
     uuid: str
     content: Mapping[str, Any]
     path: str
+    items: tuple[Item, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -49,6 +49,17 @@ def inline(text: str) -> str:
     return _INLINE.sub(r"\\\1", _SPACE.sub(" ", text).strip())
 
 
+def code(text: str) -> str:
+    """An inline code span for any one-line text (backtick runs inside are fenced around)."""
+    flat = _SPACE.sub(" ", text).strip()
+    if not flat:
+        return ""
+    runs = [len(r) for r in re.findall(r"`+", flat)]
+    ticks = "`" * (max(runs, default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or runs else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
 def link(result: WebResult) -> str:
     """A Markdown link to a source, safe for any name and URL."""
     url = _URL_BAD.sub(lambda m: f"%{ord(m.group(0)):02X}", result.url.strip())
@@ -76,7 +87,7 @@ def _block_text(text: str) -> str:
 
 
 def _status_note(status: str) -> str:
-    return "" if status in _DONE else f" `{inline(status)}`"
+    return "" if status in _DONE else f" {code(status)}"
 
 
 def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
@@ -88,7 +99,9 @@ def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
     if kind == "WORKFLOW_ITEM_TEXT":
         if item.text.strip():
             if item.variant in ("thought", "thinking"):
-                parts.append(md.details(scope.label("thoughts"), _block_text(item.text)))
+                parts.append(
+                    md.details(scope.label("thoughts"), _block_text(item.text), trusted=True)
+                )
             else:
                 parts.append(_block_text(item.text))
     elif kind == "WORKFLOW_ITEM_SOURCES":
@@ -103,7 +116,7 @@ def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
             parts.append(_bullets(item.queries))
     elif kind == "WORKFLOW_ITEM_TABLE":
         parts.append(f"**{scope.label('table')}**")
-        parts.append(md.md_table(list(item.columns), [list(r) for r in item.rows]))
+        parts.append(md.md_table(item.columns, item.rows).rstrip("\n"))
     elif kind == "WORKFLOW_ITEM_TODO_LIST":
         title = f": {inline(item.title)}" if item.title.strip() else ""
         parts.append(f"**{scope.label('todo_list')}**{title}")
@@ -141,7 +154,7 @@ def unknown(kind: str, raw: Any, path: str, scope: Scope) -> str:
     body = f"> ⚠ {scope.label('unknown_item', type=inline(kind) or '?')}"
     if raw not in (None, {}, []):
         body += "\n\n" + md.details(
-            inline(kind) or "?", md.fence(dump_json(Node(raw, None, path)), "json")
+            kind or "?", md.fence(dump_json(Node(raw, None, path)), "json"), trusted=True
         )
     return body
 
@@ -153,7 +166,7 @@ def render_steps(steps: Sequence[Step], scope: Scope, where: str, depth: int) ->
         title = inline(step.title) or inline(step.tool_name) or inline(step.id) or str(number)
         head = f"**{number}. {title}**"
         if step.tool_name and inline(step.tool_name) != title:
-            head += f" · `{inline(step.tool_name)}`"
+            head += f" · {code(step.tool_name)}"
         head += _status_note(step.status)
         body = [render_item(item, scope, where, depth) for item in step.items]
         out.append("\n\n".join([head, *(b for b in body if b)]))
@@ -198,7 +211,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
 def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> str:
     """One council member: rounds of queries and sources, then its full answer."""
     kind = kind_of(workflow.status, workflow.locked_reason)
-    name = inline(workflow.model) or inline(workflow.headline) or "?"
+    name = workflow.model or workflow.headline or "?"
     summary = f"{scope.label('council_member')}: {name}{annotation(kind, scope.lang)}"
     rounds: list[str] = []
     answer = workflow_answer(workflow) or ""
@@ -213,11 +226,11 @@ def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> s
         rounds.append(
             "\n\n".join([f"**{scope.label('round')} {number}**{title}", *(b for b in body if b)])
         )
-    if workflow.headline.strip() and inline(workflow.headline) != name:
+    if workflow.headline.strip() and workflow.headline != name:
         rounds.insert(0, f"*{inline(workflow.headline)}*")
     if answer:
         rounds.append(f"**{scope.label('answer')}**\n\n{_block_text(answer)}")
-    return md.details(summary, "\n\n".join(rounds))
+    return md.details(summary, "\n\n".join(rounds), trusted=True)
 
 
 def render_subagent(
@@ -240,7 +253,7 @@ def render_subagent(
     if kind is not None and record_it:
         scope.interruptions.append(record(location, kind, headline, status))
     title = inline(headline) or inline(shown.id if shown else "") or "?"
-    model = f" · `{inline(workflow.model)}`" if workflow is not None and workflow.model else ""
+    model = f" · {code(workflow.model)}" if workflow is not None and workflow.model else ""
     parts = [f"#### {scope.label('subagent')}: {title}{model}{annotation(kind, scope.lang)}"]
     prompt = (workflow.objective if workflow else "") or (anchor.objective if anchor else "")
     if prompt.strip():
@@ -252,7 +265,7 @@ def render_subagent(
     )
     if steps:
         summary = f"{scope.label('steps')} ({len(steps)}){annotation(kind, scope.lang)}"
-        parts.append(md.details(summary, render_steps(steps, scope, location, depth)))
+        parts.append(md.details(summary, render_steps(steps, scope, location, depth), trusted=True))
     conclusion = workflow_answer(workflow) or workflow_answer(workflow, any_variant=True)
     if conclusion:
         parts.append(f"**{scope.label('conclusion')}**\n\n{_block_text(conclusion)}")
@@ -308,7 +321,7 @@ def _generic(content: Node, scope: Scope) -> str:
     return "\n\n".join(p for p in ("\n".join(lines), *blocks) if p)
 
 
-def render_plain_step(step: PlainStep, scope: Scope) -> str:
+def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
     """One plain ``text`` step as Markdown ('' for FINAL, whose answer renders apart)."""
     kind = step.step_type
     content = Node(step.content, None, f"{step.path}.content")
@@ -348,10 +361,13 @@ def render_plain_step(step: PlainStep, scope: Scope) -> str:
             if text:
                 parts.append(f"{scope.label('output')} ({key}):\n\n{md.fence(text)}")
         return "\n\n".join(parts)
+    if step.items:
+        rendered = [render_item(item, scope, where, 0) for item in step.items]
+        return "\n\n".join([head, *(r for r in rendered if r)])
     if kind == "THOUGHT":
         text = content.get_text("thought") or content.get_text("text")
         if text:
-            return md.details(scope.label("thoughts"), _block_text(text))
+            return md.details(scope.label("thoughts"), _block_text(text), trusted=True)
     body = _generic(content, scope)
     if kind in KNOWN_PLAIN or kind.startswith("MCP_TOOL_"):
         return f"{head}\n\n{body}" if body else head
@@ -360,6 +376,6 @@ def render_plain_step(step: PlainStep, scope: Scope) -> str:
     return f"{note}\n\n{body}" if body else note
 
 
-def render_plain_steps(steps: Sequence[PlainStep], scope: Scope) -> str:
+def render_plain_steps(steps: Sequence[PlainStep], scope: Scope, where: str = "") -> str:
     """All plain steps of a turn, in order."""
-    return "\n\n".join(p for p in (render_plain_step(s, scope) for s in steps) if p)
+    return "\n\n".join(p for p in (render_plain_step(s, scope, where) for s in steps) if p)
