@@ -1,0 +1,101 @@
+"""The ``pplx-export sim`` commands: serve the simulated Perplexity, print its truth manifest."""
+
+from __future__ import annotations
+
+import sys
+
+import orjson
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.sim.config import DEFAULT_SEED, DEFAULT_THREADS, FAULT_KINDS, SimConfig
+
+sim_app = typer.Typer(
+    name="sim",
+    help="Run the simulated Perplexity (for the demo, tests and benchmarks).",
+    no_args_is_help=True,
+)
+app.add_typer(sim_app, name="sim")
+
+
+def _windows(specs: list[str]) -> tuple[tuple[int, int], ...]:
+    out = []
+    for spec in specs:
+        start, _, count = spec.partition(":")
+        try:
+            out.append((int(start), int(count or "10")))
+        except ValueError:
+            raise typer.BadParameter(
+                f"--challenge {spec!r}: expected FIRST_REQUEST:COUNT, e.g. 100:20"
+            ) from None
+    return tuple(out)
+
+
+@sim_app.command("serve")
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Address to bind (keep it on loopback)."),
+    port: int = typer.Option(8765, help="Port to bind (0 = any free port)."),
+    threads: int = typer.Option(DEFAULT_THREADS, help="Number of threads in the account."),
+    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the synthetic account."),
+    latency_ms: float = typer.Option(0.0, help="Added latency per request."),
+    jitter_ms: float = typer.Option(0.0, help="Uniform random extra latency per request."),
+    rate: float = typer.Option(0.0, help="Token-bucket rate in requests/s (0 = unlimited)."),
+    burst: int = typer.Option(10, help="Token-bucket burst size."),
+    no_retry_after: bool = typer.Option(False, help="Send 429s without Retry-After."),
+    fault_rate: float = typer.Option(0.0, help="Share of requests that fail (0..1)."),
+    fault_kinds: str = typer.Option(",".join(FAULT_KINDS), help="Comma list of fault kinds."),
+    fault_seed: int = typer.Option(1, help="Seed of the fault draws."),
+    challenge: list[str] = typer.Option(
+        [], help="Cloudflare challenge window FIRST_REQUEST:COUNT (repeatable)."
+    ),
+    challenge_after_429s: int = typer.Option(
+        0, help="Open a challenge window after this many 429s within 10 s (0 = never)."
+    ),
+    era: str = typer.Option("b", help="Session era: b (next-auth cookie) or c (per-account)."),
+    logged_out: bool = typer.Option(False, help="Treat every cookie as invalid."),
+    rotate_session_every: int = typer.Option(0, help="Rotate the session cookie every N."),
+    transient_404: int = typer.Option(0, help="404s before a newly added thread is served."),
+    deleted_rate: float = typer.Option(0.0, help="Share of threads answering ENTRY_DELETED."),
+    expired_rate: float = typer.Option(0.0, help="Share of threads answering ENTRY_EXPIRED."),
+    asset_url_ttl: int = typer.Option(900, help="Lifetime of signed asset URLs in seconds."),
+    graphql_empty_end_cursor: bool = typer.Option(
+        False, help="Last GraphQL page says hasNextPage=true with an empty endCursor."
+    ),
+) -> None:
+    """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use."""
+    import uvicorn
+
+    from pplx_archiver.sim.runner import login_for
+    from pplx_archiver.sim.server import create_app
+
+    try:
+        config = SimConfig(
+            threads=threads, seed=seed, era=era, logged_in=not logged_out,
+            rotate_session_every=rotate_session_every, deleted_rate=deleted_rate,
+            expired_rate=expired_rate, latency_ms=latency_ms, jitter_ms=jitter_ms, rate=rate,
+            burst=burst, retry_after=not no_retry_after, fault_rate=fault_rate,
+            fault_kinds=tuple(k for k in fault_kinds.split(",") if k), fault_seed=fault_seed,
+            challenge_windows=_windows(challenge), challenge_after_429s=challenge_after_429s,
+            transient_404=transient_404, asset_url_ttl_s=asset_url_ttl,
+            graphql_empty_end_cursor=graphql_empty_end_cursor,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    cookies, account_id, _ = login_for(config)
+    typer.echo(f"base_url: http://{host}:{port}")
+    typer.echo(f"account_id: {account_id}")
+    typer.echo("cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
+    sys.stdout.flush()
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning", access_log=False)
+
+
+@sim_app.command("truth")
+def truth(
+    threads: int = typer.Option(DEFAULT_THREADS, help="Number of threads in the account."),
+    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the synthetic account."),
+) -> None:
+    """Print the truth manifest of the simulated account as JSON."""
+    from pplx_archiver.sim.state import AccountState
+
+    manifest = AccountState(SimConfig(threads=threads, seed=seed)).truth()
+    sys.stdout.buffer.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n")
