@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+import structlog
 import typer
 
 from pplx_archiver import logconfig
@@ -65,7 +66,7 @@ def _run_log(settings: Settings, command: str) -> Iterator[Path]:
         try:
             yield path
         finally:
-            logconfig.configure(log_format=settings.log_format)
+            structlog.reset_defaults()  # the log file closes here: no sink may outlive it
 
 
 @app.command("re-render")
