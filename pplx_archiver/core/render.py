@@ -29,6 +29,7 @@ from pplx_archiver.core.timeparse import date_of, iso
 from pplx_archiver.core.values import Entry, Thread, WebResult
 from pplx_archiver.core.workflow import (
     Scope,
+    block_text,
     inline,
     render_plain_steps,
     render_steps,
@@ -94,7 +95,7 @@ def _completeness(thread: Thread) -> dict[str, Any]:
         "entries": len(thread.entries),
         "background_entries": len(thread.background),
         "cursor_chain": [p.next_cursor for p in plain],
-        "complete": bool(plain) and finished(plain) and finished(blocks),
+        "complete": bool(plain or blocks) and finished(plain) and finished(blocks),
     }
 
 
@@ -180,7 +181,7 @@ class _Renderer:
                 blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
             parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(blocks))
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
-        shown = md.safe_markdown(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        shown = block_text(answer) if answer.strip() else f"*{self.label('no_answer')}*"
         parts.append(f"## {self.label('answer')}\n\n{shown}")
         unique = dedupe(cited)
         if unique:
@@ -294,7 +295,7 @@ class _Renderer:
         ]
         parts = ["\n".join(front), f"# {inline(self.title) or '?'}"]
         for number, (query, answer) in enumerate(answers, 1):
-            shown = md.safe_markdown(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+            shown = block_text(answer) if answer.strip() else f"*{self.label('no_answer')}*"
             parts.append(
                 f"## {self.label('turn')} {number}\n\n"
                 f"### {self.label('query')}\n\n{md.safe_markdown(query)}\n\n"

@@ -82,8 +82,9 @@ def _bullets(values: Sequence[str]) -> str:
     return "\n".join(f"- {inline(v)}" for v in values if v.strip())
 
 
-def _block_text(text: str) -> str:
-    return md.safe_markdown(text)
+def block_text(text: str) -> str:
+    """API Markdown made structure-safe, with LaTeX delimiters normalized (code protected)."""
+    return md.safe_markdown(md.normalize_latex(text))
 
 
 def _status_note(status: str) -> str:
@@ -100,13 +101,13 @@ def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
         if item.text.strip():
             if item.variant in ("thought", "thinking"):
                 parts.append(
-                    md.details(scope.label("thoughts"), _block_text(item.text), trusted=True)
+                    md.details(scope.label("thoughts"), block_text(item.text), trusted=True)
                 )
             else:
-                parts.append(_block_text(item.text))
+                parts.append(block_text(item.text))
     elif kind == "WORKFLOW_ITEM_SOURCES":
         if item.text.strip():
-            parts.append(_block_text(item.text))
+            parts.append(block_text(item.text))
         if item.sources:
             parts.append(f"**{scope.label('sources')}** ({len(item.sources)})")
             parts.append(source_list(item.sources))
@@ -229,7 +230,7 @@ def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> s
     if workflow.headline.strip() and workflow.headline != name:
         rounds.insert(0, f"*{inline(workflow.headline)}*")
     if answer:
-        rounds.append(f"**{scope.label('answer')}**\n\n{_block_text(answer)}")
+        rounds.append(f"**{scope.label('answer')}**\n\n{block_text(answer)}")
     return md.details(summary, "\n\n".join(rounds), trusted=True)
 
 
@@ -257,7 +258,7 @@ def render_subagent(
     parts = [f"#### {scope.label('subagent')}: {title}{model}{annotation(kind, scope.lang)}"]
     prompt = (workflow.objective if workflow else "") or (anchor.objective if anchor else "")
     if prompt.strip():
-        parts.append(f"**{scope.label('prompt')}**\n\n{_block_text(prompt)}")
+        parts.append(f"**{scope.label('prompt')}**\n\n{block_text(prompt)}")
     steps = (
         workflow.steps
         if workflow is not None and workflow.steps
@@ -268,7 +269,7 @@ def render_subagent(
         parts.append(md.details(summary, render_steps(steps, scope, location, depth), trusted=True))
     conclusion = workflow_answer(workflow) or workflow_answer(workflow, any_variant=True)
     if conclusion:
-        parts.append(f"**{scope.label('conclusion')}**\n\n{_block_text(conclusion)}")
+        parts.append(f"**{scope.label('conclusion')}**\n\n{block_text(conclusion)}")
     cited = dedupe(workflow_sources(workflow))
     if cited:
         parts.append(f"**{scope.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
@@ -367,7 +368,7 @@ def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
     if kind == "THOUGHT":
         text = content.get_text("thought") or content.get_text("text")
         if text:
-            return md.details(scope.label("thoughts"), _block_text(text), trusted=True)
+            return md.details(scope.label("thoughts"), block_text(text), trusted=True)
     body = _generic(content, scope)
     if kind in KNOWN_PLAIN or kind.startswith("MCP_TOOL_"):
         return f"{head}\n\n{body}" if body else head
