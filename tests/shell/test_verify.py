@@ -6,6 +6,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -107,10 +108,9 @@ def test_asset_manifest_hashes(out: Path) -> None:
     assets.mkdir()
     (assets / "a.bin").write_bytes(b"hello")
     good = hashlib.sha256(b"hello").hexdigest()
-    (assets / "manifest.json").write_text(
-        '{"assets": [{"path": "assets/a.bin", "sha256": "%s"},'
-        ' {"path": "b.bin", "sha256": "00"}]}' % good
-    )
+    manifest = {"assets": [{"path": "assets/a.bin", "sha256": good}, {"path": "b.bin"}]}
+    manifest["assets"][1]["sha256"] = "00"
+    (assets / "manifest.json").write_bytes(orjson.dumps(manifest))
     assert _kinds(out) == [("missing_asset", f"{assets.relative_to(out)}/b.bin")]
     (assets / "a.bin").write_bytes(b"tampered")
     assert ("asset_hash", f"{assets.relative_to(out)}/a.bin") in _kinds(out)
