@@ -73,7 +73,10 @@ def deep_research() -> ThreadInput:
         [b.step([questions]), b.step([b.sources_item(1, 2)]), b.step([content, table])],
         mode="DEEP_RESEARCH",
     )
-    answer = "# Report\n\nInline $x$ and \\(y\\).\n\n```\n</details>\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    answer = (
+        "# Report\n\nInline $x$ and \\(y\\).\n\n```\n</details>\n```\n\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |"
+    )
     e = b.entry(
         "r1",
         0,
