@@ -172,9 +172,15 @@ class SimServer:
         try:
             data = orjson.loads(base64.b64decode(cursor[4:], validate=True))
             t = int(data["d"]["t"])
+            context = str(data["d"]["c"])
         except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             return None
-        return self.state.position_before((t + 1) * 1000)
+        decoded = ids.decode_id(context, self.config.seed)
+        if decoded is not None and decoded[0] == ids.CONTEXT and decoded[1] < self.state.total:
+            updated = self.state.updated_us(decoded[1])
+            if updated // 1000 == t:
+                return self.state.position_before(updated)
+        return self.state.position_before(t * 1000)
 
     async def graphql(self, request: Request) -> Response:
         try:

@@ -90,8 +90,12 @@ def naive_truth(
     for n, e in enumerate(main):
         wf = _workflow(e)
         _sources(wf, urls)
-        urls.update(r["url"] for b in e["blocks"] if b["intended_usage"] == "web_results"
-                    for r in b["web_result_block"]["web_results"])  # fmt: skip
+        urls.update(
+            r["url"]
+            for b in e["blocks"]
+            if b["intended_usage"] == "web_results"
+            for r in b["web_result_block"]["web_results"]
+        )
         for step in json.loads(plain[e["backend_uuid"]]["text"]):
             if step["step_type"] == "FINAL":
                 final = json.loads(step["content"]["answer"])
@@ -100,8 +104,9 @@ def naive_truth(
             continue
         kind = _kind(wf["status"], e.get("locked_reason"))
         if kind:
-            interruptions.append({"location": f"turn_{n + 1:04d}", "kind": kind,
-                                  "status": wf["status"]})  # fmt: skip
+            interruptions.append(
+                {"location": f"turn_{n + 1:04d}", "kind": kind, "status": wf["status"]}
+            )
         for step in wf["steps"]:
             for item in step["items"]:
                 wp = item["payload"].get("workflow_payload")
@@ -116,8 +121,11 @@ def naive_truth(
         wp = holder["items"][0]["payload"]["workflow_payload"]
         when = wp["completed_at"] or e["entry_updated_datetime"]
         payloads.append((wp["id"], wp["status"], e.get("locked_reason"), _ts(when)))
-    stubs = [(n, _ts(e["entry_created_datetime"])) for n, e in enumerate(main)
-             if e.get("trigger") == "subagent_result"]  # fmt: skip
+    stubs = [
+        (n, _ts(e["entry_created_datetime"]))
+        for n, e in enumerate(main)
+        if e.get("trigger") == "subagent_result"
+    ]
     landing: dict[str, tuple[str, int | None]] = {}
     pairs = sorted(
         (abs(t - st), pid, n)
@@ -138,8 +146,9 @@ def naive_truth(
             loc = f"turn_{(turn or 0) + 1:04d}/subagent_stub"
         else:
             where, turn, loc = "appendix", None, "background_unassigned"
-        background.append({"payload_id": pid, "landing": where,
-                           "turn": None if turn is None else turn + 1})  # fmt: skip
+        background.append(
+            {"payload_id": pid, "landing": where, "turn": None if turn is None else turn + 1}
+        )
         kind = _kind(status, locked)
         if kind:
             interruptions.append({"location": loc, "kind": kind, "status": status})
