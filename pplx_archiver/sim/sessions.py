@@ -4,7 +4,8 @@ Era B: ``__Secure-next-auth.session-token`` alone authenticates. Era C:
 ``__Secure-pplx.session.<account>`` + ``__Host-pplx-last-active-account`` authenticate, and
 thread endpoints also need ``x-pplx-account: <account>``. With ``rotate_session_every`` the
 server hands out a new token value through ``Set-Cookie``; the old one keeps working for a
-grace number of requests.
+grace number of requests. The ``Set-Cookie`` has no ``Secure`` attribute because the
+simulator is served over plain HTTP on loopback (a client jar would not send it back).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class Sessions:
         return (
             self.generation > 0
             and token == token_for(self.config.seed, self.generation - 1)
-            and (grace is None or self.count <= grace)
+            and (grace is None or self.count < grace)
         )
 
     def check(
