@@ -49,6 +49,7 @@ class Settings:
     impersonate: str | None = None
     graphql_hashes: Mapping[str, str] = dataclasses.field(default_factory=dict)
     early_stop: int = 50
+    page_limit: int = 100
     max_attempts: int = 6
     max_retry_seconds: float = 300.0
     request_timeout: float = 60.0
@@ -64,6 +65,8 @@ class Settings:
             raise ConfigError(f"rate must be a positive number of requests/s, got {self.rate}")
         if self.burst < 1:
             raise ConfigError(f"burst must be at least 1, got {self.burst}")
+        if not 1 <= self.page_limit <= 1000:
+            raise ConfigError(f"page limit must be between 1 and 1000, got {self.page_limit}")
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be 'en' or 'zh', got {self.lang!r}")
         if self.log_format not in ("auto", "json", "console"):
@@ -98,6 +101,8 @@ _ENV = {
     "PPLX_LISTER": "lister",
     "PPLX_MAX_ASSET_BYTES": "max_asset_bytes",
     "PPLX_CONFIG_DIR": "config_dir",
+    "PPLX_PAGE_LIMIT": "page_limit",
+    "PPLX_EARLY_STOP": "early_stop",
 }
 
 

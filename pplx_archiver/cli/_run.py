@@ -1,0 +1,165 @@
+"""Glue between the archiving commands and the shell: settings, logs, anyio.run, exit codes."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+import anyio
+import typer
+
+from pplx_archiver import logconfig
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError, exit_code_for
+from pplx_archiver.settings import Settings, load_settings
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommonOptions:
+    """Options shared by the archiving commands (None = not given on the command line)."""
+
+    out: Path | None = None
+    modes: frozenset[str] = frozenset()
+    limit: int | None = None
+    concurrency: int | None = None
+    rate: float | None = None
+    burst: int | None = None
+    lang: str | None = None
+    log_format: str | None = None
+    dry_run: bool = False
+    force: bool = False
+    full: bool = False
+    early_stop: int | None = None
+    lister: str | None = None
+    include_spaces: bool = False
+    check_deleted: bool = False
+    online: bool = False
+    thread: list[str] | None = None
+    base_url: str | None = None
+    cookies: Path | None = None
+    session_token: str | None = None
+    cookies_from: str | None = None
+    impersonate: str | None = None
+
+    def settings(self) -> Settings:
+        return load_settings(
+            {
+                "out_dir": self.out,
+                "concurrency": self.concurrency,
+                "rate": self.rate,
+                "burst": self.burst,
+                "lang": self.lang,
+                "log_format": self.log_format,
+                "early_stop": self.early_stop,
+                "lister": self.lister,
+                "base_url": self.base_url,
+                "cookies_file": self.cookies,
+                "session_token": self.session_token,
+                "cookies_from": self.cookies_from,
+                "impersonate": self.impersonate,
+            }
+        )
+
+
+def utc_stamp() -> str:
+    """A UTC timestamp usable in a file name: ``20261130T121500Z``."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+@contextmanager
+def run_logging(settings: Settings, command: str) -> Iterator[Path]:
+    """Configure logs for one command: the run's JSON log file plus stderr."""
+    logs = settings.out_dir / "index" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    path = logs / f"{command}-{utc_stamp()}.jsonl"
+    with path.open("ab") as fh:
+        logconfig.register_secret(settings.session_token)
+        logconfig.configure(log_format=settings.log_format, json_files=[fh])
+        try:
+            yield path
+        finally:
+            logconfig.configure(log_format=settings.log_format)
+
+
+def fail(exc: BaseException, err: IO[str] | None = None) -> int:
+    """Print an error for a person and return its exit code."""
+    stream = err or sys.stderr
+    code = exit_code_for(exc)
+    if isinstance(exc, PplxError):
+        stream.write(f"error: {logconfig.redact_text(str(exc))}\n")
+    else:
+        stream.write(f"error: unexpected {type(exc).__name__}: {exc}\n")
+    return code
+
+
+def run_cli(command: str, opts: CommonOptions) -> None:
+    """Run one archiving command and exit with its code."""
+    from pplx_archiver.shell.runner import run_command
+
+    try:
+        settings = opts.settings()
+    except PplxError as exc:
+        raise typer.Exit(fail(exc)) from None
+    try:
+        with run_logging(settings, command):
+            summary = anyio.run(run_command, settings, command, opts)
+    except (PplxError, KeyboardInterrupt) as exc:
+        raise typer.Exit(fail(exc)) from None
+    raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
+
+
+def run_demo(
+    *,
+    out: Path,
+    threads: int,
+    seed: int,
+    concurrency: int,
+    lang: str | None,
+    log_format: str | None,
+) -> None:
+    """Archive a simulated account and say what to look at next."""
+    from pplx_archiver.sim.config import SimConfig
+    from pplx_archiver.sim.runner import serve_in_thread
+
+    config = SimConfig(threads=threads, seed=seed)
+    with serve_in_thread(config) as sim:
+        typer.echo(f"simulator: {sim.base_url} ({threads} threads, seed {seed})")
+        opts = CommonOptions(
+            out=out,
+            concurrency=concurrency,
+            rate=1000.0,
+            burst=200,
+            lang=lang,
+            log_format=log_format,
+            base_url=sim.base_url,
+            session_token=sim.session_token,
+        )
+        code = EXIT_OK
+        try:
+            run_cli("batch", opts)
+        except typer.Exit as done:
+            code = int(done.exit_code or 0)
+    _demo_next_steps(out)
+    raise typer.Exit(code)
+
+
+def _demo_next_steps(out: Path) -> None:
+    typer.echo(
+        "\n".join(
+            [
+                "",
+                f"Archive written to {out}/. Try:",
+                f"  ls {out}/default/                       # one folder per mode",
+                f"  cat {out}/default/computer/*/conversation.md | less",
+                f"  grep -h ANSWER_VARIANT_DETECTED {out}/index/logs/*.jsonl",
+                f"  cat {out}/index/answer_variants_log.jsonl",
+                f"  pplx-export status --out {out}",
+                f"  pplx-export verify --out {out}",
+                f"  pplx-export re-render --out {out} --dry-run",
+            ]
+        )
+    )

@@ -1,0 +1,185 @@
+"""Archiving commands: ``batch``, ``sync``, ``export``, ``sync-deleted`` and ``demo``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.cli._run import CommonOptions, run_cli
+from pplx_archiver.core.model import MODES
+
+OUT = typer.Option(None, "--out", "-o", help="Archive root folder [default: ./archive].")
+BASE_URL = typer.Option(
+    None, "--base-url", help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL)."
+)
+COOKIES = typer.Option(
+    None, "--cookies", help="Netscape cookies.txt or a JSON cookie export holding your session."
+)
+TOKEN = typer.Option(
+    None,
+    "--session-token",
+    help="Value of the __Secure-next-auth.session-token cookie (env PPLX_SESSION_TOKEN).",
+)
+COOKIES_FROM = typer.Option(
+    None, "--cookies-from", help="Read cookies from a browser: chrome, firefox, edge, brave …"
+)
+IMPERSONATE = typer.Option(
+    None, "--impersonate", help="Send requests with a browser TLS fingerprint (needs curl_cffi)."
+)
+MODE = typer.Option(
+    None,
+    "--mode",
+    "-m",
+    help=f"Only write threads of these modes (repeatable): {', '.join(MODES)}.",
+)
+LIMIT = typer.Option(None, "--limit", min=1, help="Fetch at most N threads this run.")
+CONCURRENCY = typer.Option(
+    None, "--concurrency", "-c", min=1, help="Threads fetched at once [default: 4]."
+)
+RATE = typer.Option(
+    None, "--rate", help="Ceiling of API requests per second, account-wide [default: 2]."
+)
+BURST = typer.Option(None, "--burst", min=1, help="Token-bucket burst [default: 4].")
+LANG = typer.Option(None, "--lang", help="Labels in the Markdown: en or zh [default: en].")
+LOG_FORMAT = typer.Option(
+    None, "--log-format", help="stderr log format: auto, json or console [default: auto]."
+)
+DRY_RUN = typer.Option(False, "--dry-run", help="List and print the plan; fetch nothing.")
+LISTER = typer.Option(None, "--lister", help="Library listing: rest (default) or graphql.")
+INCLUDE_SPACES = typer.Option(
+    False, "--include-spaces", help="Also archive threads of spaces shared with the account."
+)
+FORCE = typer.Option(False, "--force", help="Refetch every listed thread, changed or not.")
+FULL = typer.Option(False, "--full", help="List everything (no early stop of the listing).")
+EARLY_STOP = typer.Option(
+    None,
+    "--early-stop",
+    min=0,
+    help="Stop listing after N known-unchanged threads in a row (0 = never) [default: 50].",
+)
+
+
+def _common(**kw: Any) -> CommonOptions:
+    modes = tuple(kw.pop("mode") or ())
+    bad = [m for m in modes if m not in MODES]
+    if bad:
+        raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+    return CommonOptions(modes=frozenset(modes), **kw)
+
+
+@app.command()
+def batch(
+    out: Path | None = OUT,
+    mode: list[str] | None = MODE,
+    limit: int | None = LIMIT,
+    concurrency: int | None = CONCURRENCY,
+    rate: float | None = RATE,
+    burst: int | None = BURST,
+    lang: str | None = LANG,
+    log_format: str | None = LOG_FORMAT,
+    dry_run: bool = DRY_RUN,
+    force: bool = FORCE,
+    full: bool = FULL,
+    early_stop: int | None = EARLY_STOP,
+    lister: str | None = LISTER,
+    include_spaces: bool = INCLUDE_SPACES,
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+) -> None:
+    """Archive every listed thread; threads archived before and unchanged are skipped."""
+    run_cli("batch", _common(**locals()))
+
+
+@app.command()
+def sync(
+    out: Path | None = OUT,
+    mode: list[str] | None = MODE,
+    limit: int | None = LIMIT,
+    concurrency: int | None = CONCURRENCY,
+    rate: float | None = RATE,
+    burst: int | None = BURST,
+    lang: str | None = LANG,
+    log_format: str | None = LOG_FORMAT,
+    dry_run: bool = DRY_RUN,
+    force: bool = FORCE,
+    full: bool = FULL,
+    early_stop: int | None = EARLY_STOP,
+    lister: str | None = LISTER,
+    include_spaces: bool = INCLUDE_SPACES,
+    check_deleted: bool = typer.Option(
+        False, "--check-deleted", help="Also confirm deletions online and tombstone them."
+    ),
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+) -> None:
+    """Incremental run for schedules: only new, moved and earlier-failed threads are fetched."""
+    run_cli("sync", _common(**locals()))
+
+
+@app.command()
+def export(
+    thread: list[str] = typer.Argument(..., help="Thread uuid, slug or URL (one or more)."),
+    out: Path | None = OUT,
+    lang: str | None = LANG,
+    log_format: str | None = LOG_FORMAT,
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+) -> None:
+    """Archive the given threads now, whether or not they changed."""
+    run_cli("export", _common(mode=None, force=True, **locals()))
+
+
+@app.command("sync-deleted")
+def sync_deleted(
+    out: Path | None = OUT,
+    online: bool = typer.Option(
+        False, "--online", help="Confirm each candidate with a thread request and tombstone it."
+    ),
+    log_format: str | None = LOG_FORMAT,
+    lister: str | None = LISTER,
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+) -> None:
+    """Find archived threads missing from the listing; with --online, confirm and tombstone.
+
+    Never deletes or moves archive files: a confirmed deletion only writes `remote_deleted`
+    into the thread's thread.json and the index.
+    """
+    run_cli("sync-deleted", _common(mode=None, **locals()))
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("demo-archive"), "--out", "-o", help="Where to write."),
+    threads: int = typer.Option(300, "--threads", min=1, help="Size of the simulated account."),
+    seed: int = typer.Option(7, "--seed", help="Seed of the simulated account."),
+    concurrency: int = typer.Option(16, "--concurrency", "-c", min=1),
+    lang: str | None = LANG,
+    log_format: str | None = LOG_FORMAT,
+) -> None:
+    """Start the simulator on a free loopback port and archive its account."""
+    from pplx_archiver.cli._run import run_demo
+
+    run_demo(
+        out=out,
+        threads=threads,
+        seed=seed,
+        concurrency=concurrency,
+        lang=lang,
+        log_format=log_format,
+    )

@@ -1,0 +1,102 @@
+"""One thread end to end: fetch its pages, decide on blocks, render, return what to write.
+
+The paging rules are the core's (:mod:`pplx_archiver.core.paginate`); this module only makes
+the requests the generator asks for and keeps each body's bytes verbatim for the raw files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult, ThreadInput
+from pplx_archiver.core.paginate import BLOCKS, PLAIN, PagingRecord, thread_pages
+from pplx_archiver.core.rawfile import encode_raw_pages
+from pplx_archiver.core.render import needs_blocks, render_thread
+from pplx_archiver.errors import ConfigError
+
+
+class JsonApi(Protocol):
+    """What the pipeline needs from the HTTP client."""
+
+    async def get_json(
+        self, path: str, params: Sequence[tuple[str, str]] | None = None
+    ) -> tuple[Any, bytes]: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FetchedPages:
+    """All pages of one flavour: decoded for the core, verbatim for the raw file."""
+
+    pages: tuple[RawPage, ...]
+    raw_file: bytes
+    record: PagingRecord
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FetchedThread:
+    """Everything fetched and rendered for one thread."""
+
+    row: ListingRow
+    plain: FetchedPages
+    blocks: FetchedPages | None
+    result: RenderResult
+
+    @property
+    def requests(self) -> int:
+        return self.plain.record.pages + (self.blocks.record.pages if self.blocks else 0)
+
+
+async def fetch_pages(api: JsonApi, thread_id: str, flavour: str, *, limit: int) -> FetchedPages:
+    """Fetch every page of a thread in one flavour by following cursors."""
+    gen = thread_pages(thread_id, flavour, limit=limit)
+    request = next(gen)
+    raw: list[tuple[dict[str, Any], bytes]] = []
+    pages: list[RawPage] = []
+    try:
+        while True:
+            decoded, body = await api.get_json(request.path, request.params)
+            record = request.as_record()
+            raw.append((record, body))
+            pages.append(RawPage(request=record, body=decoded))
+            request = gen.send(decoded)
+    except StopIteration as stop:
+        paging: PagingRecord = stop.value
+    return FetchedPages(tuple(pages), encode_raw_pages(raw), paging)
+
+
+async def fetch_thread(
+    api: JsonApi, row: ListingRow, ctx: RenderContext, *, page_limit: int
+) -> FetchedThread:
+    """Fetch plain pages, the schematized pages when the core needs them, and render."""
+    plain = await fetch_pages(api, row.thread_id, PLAIN, limit=page_limit)
+    blocks: FetchedPages | None = None
+    if needs_blocks(plain.pages, row):
+        blocks = await fetch_pages(api, row.thread_id, BLOCKS, limit=page_limit)
+    inp = ThreadInput(
+        thread_id=row.thread_id,
+        plain_pages=plain.pages,
+        blocks_pages=blocks.pages if blocks else (),
+        listing=row,
+    )
+    return FetchedThread(row, plain, blocks, render_thread(inp, ctx))
+
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{2,199}$")
+
+
+def thread_id_from_arg(arg: str) -> str:
+    """A thread id from a uuid, a slug or a thread URL (``/search/<slug>`` and the like)."""
+    text = arg.strip()
+    if "://" in text or text.startswith("www."):
+        parsed = urlparse(text if "://" in text else "https://" + text)
+        parts = [p for p in parsed.path.split("/") if p]
+        if not parts:
+            raise ConfigError(f"no thread id in URL {arg!r}")
+        text = parts[-1]
+    if not _ID.match(text):
+        raise ConfigError(f"{arg!r} is not a thread uuid, slug or thread URL")
+    return text

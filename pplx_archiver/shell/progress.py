@@ -1,0 +1,103 @@
+"""What a person at a terminal sees: a progress bar during the run and the closing summary.
+
+The bar (rich, TTY only) shows done/total, threads/s, ETA, retries and 429s. The summary is
+printed whatever the output is: archived / unchanged / failed / total, the failed threads,
+and a ⚠ line counting answer-variant hits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from pplx_archiver.shell.scheduler import RunSummary
+
+CounterSource = Callable[[], dict[str, int]]
+
+
+class ProgressView:
+    """A rich progress bar fed by the scheduler's progress hook; silent when disabled."""
+
+    def __init__(
+        self, *, enabled: bool, stream: IO[str] | None = None, counters: CounterSource | None = None
+    ) -> None:
+        self.enabled = enabled
+        self._counters = counters or dict
+        self._started = time.monotonic()
+        self._progress: Progress | None = None
+        self._task: Any = None
+        if enabled:
+            console = Console(file=stream, stderr=stream is None)
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]:.1f} threads/s"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                TextColumn("retries {task.fields[retries]} · 429s {task.fields[limited]}"),
+                console=console,
+                transient=False,
+            )
+
+    def __enter__(self) -> ProgressView:
+        if self._progress is not None:
+            self._progress.start()
+            self._task = self._progress.add_task(
+                "archiving", total=None, rate=0.0, retries=0, limited=0
+            )
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def update(self, _kind: str, summary: RunSummary) -> None:
+        """Scheduler hook: one thread reached a final state."""
+        if self._progress is None:
+            return
+        elapsed = max(time.monotonic() - self._started, 1e-6)
+        counters = self._counters()
+        self._progress.update(
+            self._task,
+            completed=summary.done,
+            total=summary.to_fetch or None,
+            rate=summary.archived / elapsed,
+            retries=counters.get("retries", 0),
+            limited=counters.get("rate_limited", 0),
+        )
+
+
+def summary_text(summary: RunSummary, *, out_dir: str) -> str:
+    """The closing lines of a run, for people (the RUN_SUMMARY event is for machines)."""
+    lines = [
+        f"{summary.command}: archived {summary.archived} · unchanged {summary.unchanged} · "
+        f"failed {summary.failed} · total {summary.total}"
+        + (f" · deleted/expired {summary.terminal}" if summary.terminal else "")
+        + (f" · other modes {summary.skipped_mode}" if summary.skipped_mode else "")
+        + f"  ({summary.elapsed_s:.1f} s)"
+    ]
+    for failure in summary.failures[:20]:
+        where = f" at {failure['json_path']}" if failure.get("json_path") else ""
+        lines.append(f"  failed {failure['thread_uuid']}{where}: {failure['error']}")
+    if len(summary.failures) > 20:
+        lines.append(f"  … and {len(summary.failures) - 20} more (see `pplx-export status`)")
+    if summary.variant_hits:
+        lines.append(
+            f"⚠ {summary.variant_hits} answer variant(s) detected "
+            f"(see {out_dir}/index/answer_variants_log.jsonl)"
+        )
+    if summary.interrupted:
+        lines.append("interrupted: the archive is consistent; run the same command to continue")
+    return "\n".join(lines)

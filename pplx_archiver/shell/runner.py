@@ -1,0 +1,134 @@
+"""The archiving commands as async functions: session → store → listing → scheduler → summary.
+
+``run_command`` is what ``batch``, ``sync``, ``export`` and ``sync-deleted`` run; it returns
+the :class:`~pplx_archiver.shell.scheduler.RunSummary` and always ends with ``RUN_SUMMARY``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import IO, Any
+
+import httpx
+import structlog
+
+from pplx_archiver.core.layout import safe_component
+from pplx_archiver.core.model import ListingRow
+from pplx_archiver.errors import PplxError, exit_code_for
+from pplx_archiver.settings import Settings
+from pplx_archiver.shell.auth import SessionInfo, open_session
+from pplx_archiver.shell.listing import iter_threads
+from pplx_archiver.shell.pipeline import thread_id_from_arg
+from pplx_archiver.shell.progress import ProgressView, summary_text
+from pplx_archiver.shell.scheduler import Run, RunOptions, RunSummary
+from pplx_archiver.shell.store import Archive
+
+log = structlog.get_logger()
+
+
+def account_folder(info: SessionInfo) -> str:
+    """The archive's account folder name for a session."""
+    name = getattr(info, "username", None) or info.account_id or "default"
+    return safe_component(str(name), fallback="default")
+
+
+def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOptions:
+    return RunOptions(
+        command=command,
+        account=account,
+        modes=frozenset(getattr(opts, "modes", ()) or ()),
+        limit=getattr(opts, "limit", None),
+        dry_run=bool(getattr(opts, "dry_run", False)),
+        force=bool(getattr(opts, "force", False)),
+        full=bool(getattr(opts, "full", False)) or command == "batch",
+        early_stop=settings.early_stop,
+        concurrency=settings.concurrency,
+        page_limit=settings.page_limit,
+        lang=settings.lang,
+    )
+
+
+def _id_lister(ids: list[str]) -> Callable[[], AsyncIterator[ListingRow]]:
+    rows = [ListingRow(thread_id=thread_id_from_arg(arg)) for arg in ids]
+
+    async def gen() -> AsyncIterator[ListingRow]:
+        for row in rows:
+            yield row
+
+    return gen
+
+
+async def run_command(
+    settings: Settings,
+    command: str,
+    opts: Any,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    stdout: IO[str] | None = None,
+    handle_signals: bool = True,
+) -> RunSummary:
+    """Run an archiving command against the service named by ``settings``."""
+    out = stdout or sys.stdout
+    archive = Archive(settings.out_dir)
+    run_id = archive.begin_run(command)
+    summary = RunSummary(command=command)
+    exit_code = 0
+    try:
+        async with open_session(settings, transport=transport) as (client, info):
+            account = account_folder(info)
+            options = _options(settings, command, opts, account)
+            ids = getattr(opts, "thread", None)
+            if ids:
+                lister = _id_lister(list(ids))
+            else:
+
+                def lister() -> AsyncIterator[ListingRow]:
+                    return iter_threads(
+                        client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
+                    )
+
+            def counters() -> dict[str, int]:
+                stats = client.stats()
+                return {"retries": stats.retries, "rate_limited": stats.rate_limited}
+
+            show_bar = settings.log_format != "json" and sys.stderr.isatty()
+            with ProgressView(enabled=show_bar, counters=counters) as view:
+                run = Run(
+                    client,
+                    archive,
+                    lister,
+                    options,
+                    run_id=run_id,
+                    progress=view.update,
+                    handle_signals=handle_signals,
+                    on_plan=lambda summary: _print(out, _plan_line(summary, options.dry_run)),
+                )
+                try:
+                    summary = await run.execute()
+                finally:
+                    summary = run.summary
+    except PplxError as exc:
+        exit_code = exit_code_for(exc)
+        raise
+    finally:
+        if summary.failed and not exit_code:
+            exit_code = 1
+        event = summary.as_event() | {"exit_code": exit_code}
+        log.info("RUN_SUMMARY", **event)
+        archive.finish_run(run_id, event)
+        archive.close()
+        if summary.listed or summary.total:
+            out.write(summary_text(summary, out_dir=str(settings.out_dir)) + "\n")
+    return summary
+
+
+def _print(out: IO[str], line: str) -> None:
+    out.write(line + "\n")
+    out.flush()
+
+
+def _plan_line(summary: RunSummary, dry_run: bool) -> str:
+    counts = ", ".join(f"{n} {name}" for name, n in summary.plan.items())
+    tail = " (dry run: nothing fetched)" if dry_run else f" → fetching {summary.to_fetch}"
+    return f"plan: {counts}{tail}"

@@ -1,0 +1,323 @@
+"""The run: listing streams into bounded workers; one writer commits each thread atomically.
+
+Shape (one task group per run)::
+
+    listing ──rows──► N fetch workers ──fetched──► writer ──► store (files, index, registry)
+      (plan: skip unchanged, early stop)       (render core)         logs / progress
+
+Memory stays flat: the streams are bounded, nothing holds the whole listing. On SIGINT or
+SIGTERM the listing and the workers are cancelled (nothing of an unfinished thread has been
+written: threads are written only by the writer, whole), the writer finishes what is
+queued, and the run ends with :class:`~pplx_archiver.errors.InterruptedRun`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import anyio
+import structlog
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+
+from pplx_archiver.core import plan as planning
+from pplx_archiver.core.model import ListingRow, RenderContext
+from pplx_archiver.errors import (
+    AuthError,
+    ChallengeAbort,
+    FetchError,
+    InterruptedRun,
+    PayloadError,
+    TerminalThreadError,
+)
+from pplx_archiver.shell.pipeline import FetchedThread, JsonApi, fetch_thread
+
+log = structlog.get_logger()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What the command line asked of this run."""
+
+    command: str = "batch"
+    account: str = "default"
+    modes: frozenset[str] = frozenset()
+    limit: int | None = None
+    dry_run: bool = False
+    force: bool = False
+    full: bool = False
+    early_stop: int = 50
+    concurrency: int = 4
+    page_limit: int = 100
+    lang: str = "en"
+
+
+@dataclasses.dataclass(slots=True)
+class RunSummary:
+    """Counters of one run; becomes the RUN_SUMMARY event and the printed summary."""
+
+    command: str
+    listed: int = 0
+    archived: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    terminal: int = 0
+    skipped_mode: int = 0
+    variant_hits: int = 0
+    interruptions: int = 0
+    thread_requests: int = 0
+    to_fetch: int = 0
+    done: int = 0
+    plan: dict[str, int] = dataclasses.field(default_factory=dict)
+    failures: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    interrupted: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.archived + self.unchanged + self.failed + self.terminal + self.skipped_mode
+
+    def as_event(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["total"] = self.total
+        data["failures"] = self.failures[:50]
+        return data
+
+
+class Store(Protocol):
+    """What the scheduler needs from the archive store."""
+
+    def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
+
+    def commit(self, fetched: FetchedThread, run_id: int, account: str) -> Mapping[str, Any]: ...
+
+    def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
+
+    def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
+
+    def register_variants(self, records: Any, source: str) -> list[Any]: ...
+
+
+Lister = Callable[[], AsyncIterator[ListingRow]]
+ProgressHook = Callable[[str, RunSummary], None]
+
+
+@dataclasses.dataclass(slots=True)
+class _Outcome:
+    row: ListingRow
+    fetched: FetchedThread | None = None
+    error: BaseException | None = None
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Run:
+    """One archiving run over a listing; see the module docstring for its shape."""
+
+    def __init__(
+        self,
+        api: JsonApi,
+        store: Store,
+        lister: Lister,
+        options: RunOptions,
+        *,
+        run_id: int = 0,
+        progress: ProgressHook | None = None,
+        handle_signals: bool = True,
+        on_plan: Callable[[RunSummary], None] | None = None,
+    ) -> None:
+        self.api = api
+        self.store = store
+        self.lister = lister
+        self.options = options
+        self.run_id = run_id
+        self.summary = RunSummary(command=options.command)
+        self.progress = progress or (lambda _kind, _summary: None)
+        self.handle_signals = handle_signals
+        self.on_plan = on_plan or (lambda _summary: None)
+        self._fatal: BaseException | None = None
+        self._decisions: list[str] = []
+
+    # -- listing ---------------------------------------------------------------------------
+    async def _plan(self) -> list[ListingRow]:
+        """List (newest first, with the early stop) and keep only the threads to fetch."""
+        stop = planning.EarlyStop(0 if self.options.full else self.options.early_stop)
+        to_fetch: list[ListingRow] = []
+        async for row in self.lister():
+            self.summary.listed += 1
+            stored = self.store.stored_state(row.thread_id)
+            decision = planning.decide(row, stored, force=self.options.force)
+            self._decisions.append(decision)
+            if decision == planning.UNCHANGED:
+                self.summary.unchanged += 1
+            elif decision == planning.TERMINAL:
+                self.summary.terminal += 1
+            elif self.options.limit is None or len(to_fetch) < self.options.limit:
+                to_fetch.append(row)
+            if stop.observe(decision):
+                log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+                break
+            if self.options.limit is not None and len(to_fetch) >= self.options.limit:
+                break
+        self.summary.plan = dict(planning.Plan.of(self._decisions).counts)
+        self.summary.to_fetch = len(to_fetch)
+        log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
+        self.on_plan(self.summary)
+        return to_fetch
+
+    async def _produce(self, send: ObjectSendStream[ListingRow]) -> None:
+        async with send:
+            rows = await self._plan()
+            if self.options.dry_run:
+                return
+            for row in rows:
+                await send.send(row)
+
+    # -- fetch workers ---------------------------------------------------------------------
+    async def _work(
+        self, rows: ObjectReceiveStream[ListingRow], out: ObjectSendStream[_Outcome]
+    ) -> None:
+        ctx = RenderContext(
+            exported_at=_now_iso(), lang=self.options.lang, account=self.options.account
+        )
+        async with rows, out:
+            async for row in rows:
+                with structlog.contextvars.bound_contextvars(thread_uuid=row.thread_id):
+                    try:
+                        fetched = await fetch_thread(
+                            self.api, row, ctx, page_limit=self.options.page_limit
+                        )
+                    except (AuthError, ChallengeAbort) as exc:
+                        self._fatal = exc
+                        raise
+                    except (FetchError, PayloadError) as exc:
+                        await out.send(_Outcome(row, error=exc))
+                    else:
+                        await out.send(_Outcome(row, fetched=fetched))
+
+    # -- writer ----------------------------------------------------------------------------
+    async def _write(self, outcomes: ObjectReceiveStream[_Outcome]) -> None:
+        async with outcomes:
+            async for outcome in outcomes:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self._apply, outcome)
+
+    def _apply(self, outcome: _Outcome) -> None:
+        self.summary.done += 1
+        row = outcome.row
+        uuid = row.thread_id
+        if outcome.error is not None:
+            exc = outcome.error
+            if isinstance(exc, TerminalThreadError):
+                self.store.terminal(uuid, exc.state, self.run_id)
+                self.summary.terminal += 1
+                log.warning("THREAD_TERMINAL", thread_uuid=uuid, state=exc.state)
+                self.progress("terminal", self.summary)
+                return
+            path = exc.path if isinstance(exc, PayloadError) else None
+            status = exc.status if isinstance(exc, FetchError) else None
+            self.store.fail(uuid, f"{type(exc).__name__}: {exc}", path, self.run_id)
+            self.summary.failed += 1
+            failure = {"thread_uuid": uuid, "title": row.title, "error": str(exc)}
+            if path:
+                failure["json_path"] = path
+            self.summary.failures.append(failure)
+            log.error(
+                "THREAD_FAILED",
+                thread_uuid=uuid,
+                title=row.title,
+                error_kind=type(exc).__name__,
+                error=str(exc),
+                json_path=path,
+                status=status,
+            )
+            self.progress("failed", self.summary)
+            return
+        fetched = outcome.fetched
+        assert fetched is not None
+        result = fetched.result
+        self.summary.thread_requests += fetched.requests
+        if self.options.modes and result.mode not in self.options.modes:
+            self.summary.skipped_mode += 1
+            self.progress("skipped", self.summary)
+            return
+        info = self.store.commit(fetched, self.run_id, self.options.account)
+        for finding in result.findings:
+            if finding.event == "ANSWER_VARIANT_DETECTED":
+                continue  # logged below from the registry records, with source
+            if finding.event == "WORKFLOW_INTERRUPTED":
+                self.summary.interruptions += 1
+            getattr(log, finding.level, log.info)(finding.event, **dict(finding.fields))
+        if result.variants:
+            self.store.register_variants(result.variants, "online")
+            for record in result.variants:
+                self.summary.variant_hits += 1
+                log.warning("ANSWER_VARIANT_DETECTED", source="online", **dict(record))
+        self.summary.archived += 1
+        log.info(
+            "THREAD_ARCHIVED",
+            thread_uuid=result.thread_uuid,
+            mode=result.mode,
+            title=result.title,
+            requests=fetched.requests,
+            **dict(info),
+        )
+        self.progress("archived", self.summary)
+
+    # -- the run ---------------------------------------------------------------------------
+    async def _watch_signals(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                log.warning("RUN_INTERRUPTED", signal=signal.Signals(signum).name)
+                self.summary.interrupted = True
+                scope.cancel()
+                return
+
+    async def execute(self) -> RunSummary:
+        """Run the listing, the workers and the writer; return the summary."""
+        started = time.monotonic()
+        n = max(1, self.options.concurrency)
+        rows_send, rows_recv = anyio.create_memory_object_stream[ListingRow](n * 2)
+        out_send, out_recv = anyio.create_memory_object_stream[_Outcome](n * 2)
+        try:
+            async with anyio.create_task_group() as outer:
+                outer.start_soon(self._write, out_recv)
+                async with anyio.create_task_group() as fetch:
+                    if self.handle_signals:
+                        fetch.start_soon(self._watch_signals, fetch.cancel_scope)
+                    async with out_send, anyio.create_task_group() as work:
+                        work.start_soon(self._produce, rows_send)
+                        async with rows_recv:
+                            for _ in range(n):
+                                work.start_soon(self._work, rows_recv.clone(), out_send.clone())
+                    fetch.cancel_scope.cancel()  # the work is done: stop the signal watcher
+        except BaseExceptionGroup as group:
+            raise _first_error(group) from None
+        self.summary.elapsed_s = round(time.monotonic() - started, 3)
+        if self.summary.interrupted:
+            raise InterruptedRun("interrupted; the archive is consistent, rerun to continue")
+        return self.summary
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The exception a task group should surface: our own errors before anything else."""
+    flat: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        else:
+            flat.append(exc)
+
+    walk(group)
+    for exc in flat:
+        if isinstance(exc, AuthError | ChallengeAbort):
+            return exc
+    return flat[0] if flat else group
