@@ -366,21 +366,14 @@ def _blocks(plan: ThreadPlan, turn: Turn, sign: Signer) -> list[Json]:
         return []
     answer = answer_of(plan, turn)
     blocks: list[Json] = []
-    if turn.kind in ("deep-research", "computer", "council"):
-        goals = [
-            {
-                "id": "0",
-                "description": f"Plan for {turn.query}",
-                "final": True,
-                "todo_task_status": "INCOMPLETE",
-            }
-        ]
-        blocks.append(
-            {
-                "intended_usage": "plan",
-                "plan_block": {"progress": "DONE", "goals": goals, "final": True},
-            }
-        )
+    goal = {
+        "id": "0",
+        "description": f"Plan for {turn.query}",
+        "final": True,
+        "todo_task_status": "INCOMPLETE",
+    }
+    plan_block = {"progress": "DONE", "goals": [goal], "final": True}
+    blocks.append({"intended_usage": "plan", "plan_block": plan_block})
     md = {
         "progress": "DONE",
         "chunks": [answer],
@@ -573,6 +566,13 @@ def _entry_common(plan: ThreadPlan, turn: Turn, collection: Json | None) -> Json
         "is_background": False if turn.stub else None,
         "locked_reason": SPENDING if turn.locked else None,
         "side_by_side_metadata": None,
+        "related_query_items": (
+            [] if turn.stub else [{"text": f"More about {turn.query}", "type": "DEFAULT"}]
+        ),
+        "answer_modes": [{"answer_mode_type": "SOURCES"}],
+        "structured_answer_block_usages": [] if turn.stub else ["workflow_root", "ask_text"],
+        "reconnectable": False,
+        "classifier_results": {"personal_search": False, "skip_search": False},
     }
     if turn.search_mode_key:
         entry["search_mode"] = turn.search_mode
