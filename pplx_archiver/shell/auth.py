@@ -40,6 +40,7 @@ from pplx_archiver.errors import ConfigError, LoggedOutError, SessionExpiredErro
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import DEFAULT_BASE_URL, Settings
 from pplx_archiver.shell.cookies import (
+    LAST_ACTIVE_COOKIE,
     NEXT_AUTH_COOKIE,
     SERVICE_DOMAIN,
     account_id_from_cookies,
@@ -104,8 +105,9 @@ def mask_email(email: str | None) -> str:
 
 
 def _register(cookies: Mapping[str, str]) -> None:
-    for value in cookies.values():
-        register_secret(value)
+    for name, value in cookies.items():
+        if name != LAST_ACTIVE_COOKIE:  # an account id, not a secret
+            register_secret(value)
 
 
 def _extra_hosts(settings: Settings) -> tuple[str, ...]:

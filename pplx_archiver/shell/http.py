@@ -49,7 +49,7 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.cookies import cookie_header, is_session_cookie
+from pplx_archiver.shell.cookies import LAST_ACTIVE_COOKIE, cookie_header, is_session_cookie
 from pplx_archiver.shell.ratelimit import Clock, LimiterSnapshot, RateLimiter, Sleep
 from pplx_archiver.shell.retry import Retrier, RetryPolicy
 
@@ -290,8 +290,9 @@ class ApiClient:
         self._origin = (base.scheme, base.host, base.port)
         self._origin_text = f"{base.scheme}://{base.netloc.decode('ascii')}"
         self._cookies: dict[str, str] = dict(cookies)
-        for value in self._cookies.values():
-            register_secret(value)
+        for name, value in self._cookies.items():
+            if name != LAST_ACTIVE_COOKIE:  # an account id, not a secret
+                register_secret(value)
         self.account_id = account_id
         self.limiter = limiter or RateLimiter(
             settings.rate, settings.burst, clock=clock, sleep=sleep
@@ -473,7 +474,8 @@ class ApiClient:
                 continue
             if self._cookies.get(name) == value:
                 continue
-            register_secret(value)
+            if name != LAST_ACTIVE_COOKIE:
+                register_secret(value)
             self._cookies[name] = value
             if is_session_cookie(name):
                 rotated.append(name)

@@ -1,0 +1,212 @@
+"""Session commands: ``pplx-export auth check``, ``auth save`` and ``pplx-export spaces``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import typer
+
+from pplx_archiver import logconfig
+from pplx_archiver.cli._app import app
+from pplx_archiver.errors import (
+    EXIT_AUTH,
+    EXIT_OK,
+    ConfigError,
+    FetchError,
+    ForbiddenError,
+    PplxError,
+    exit_code_for,
+)
+from pplx_archiver.settings import Settings, load_settings
+from pplx_archiver.shell.auth import (
+    Credential,
+    load_credential,
+    open_session,
+    save_credential,
+)
+from pplx_archiver.shell.listing import LIST_PATH, list_spaces
+
+auth_app = typer.Typer(
+    name="auth",
+    help="Check the session used to reach your account, or store it for later runs.",
+    no_args_is_help=True,
+)
+app.add_typer(auth_app, name="auth")
+
+BASE_URL = typer.Option(
+    None, "--base-url", help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL)."
+)
+COOKIES = typer.Option(
+    None, "--cookies", help="Netscape cookies.txt or a JSON cookie export holding your session."
+)
+TOKEN = typer.Option(
+    None,
+    "--session-token",
+    help="The __Secure-next-auth.session-token value, or a copied Cookie header "
+    "(env PPLX_SESSION_TOKEN).",
+)
+COOKIES_FROM = typer.Option(
+    None, "--cookies-from", help="Read cookies from a browser: chrome, firefox, edge, brave …"
+)
+IMPERSONATE = typer.Option(
+    None, "--impersonate", help="Send requests with a browser TLS fingerprint (needs curl_cffi)."
+)
+LOG_FORMAT = typer.Option(
+    None, "--log-format", help="stderr log format: auto, json or console [default: auto]."
+)
+
+
+def _execute(job: Callable[[Settings], Awaitable[int]], overrides: dict[str, Any]) -> None:
+    """Build settings, run ``job`` under anyio, print errors for a person, exit with the code."""
+    try:
+        settings = load_settings(overrides)
+        logconfig.register_secret(settings.session_token)
+        logconfig.configure(log_format=settings.log_format)
+        code = anyio.run(job, settings)
+    except (PplxError, KeyboardInterrupt) as exc:
+        message = logconfig.redact_text(str(exc)) if isinstance(exc, PplxError) else "interrupted"
+        typer.echo(f"error: {message}", err=True)
+        code = exit_code_for(exc)
+    raise typer.Exit(code)
+
+
+def _overrides(
+    base_url: str | None,
+    cookies: Path | None,
+    session_token: str | None,
+    cookies_from: str | None,
+    impersonate: str | None,
+    log_format: str | None,
+) -> dict[str, Any]:
+    return {
+        "base_url": base_url,
+        "cookies_file": cookies,
+        "session_token": session_token,
+        "cookies_from": cookies_from,
+        "impersonate": impersonate,
+        "log_format": log_format,
+    }
+
+
+async def _check(settings: Settings) -> int:
+    async with open_session(settings) as (client, info):
+        typer.echo(f"Session: logged in (era {info.era or '?'})")
+        typer.echo(f"  account id: {info.account_id or 'unknown'}")
+        typer.echo(f"  e-mail:     {info.email_masked or 'unknown'}")
+        typer.echo(f"  plan:       {info.plan}")
+        if info.expires:
+            typer.echo(f"  expires:    {info.expires}")
+        body = {"limit": 1, "offset": 0, "ascending": False, "search_term": ""}
+        try:
+            listed, _ = await client.post_json(LIST_PATH, body, kind="list", auth_fatal=True)
+        except FetchError as exc:
+            typer.echo(f"Thread list: FAILED ({exc})")
+            return exit_code_for(exc)
+        if not isinstance(listed, list) or not listed:
+            typer.echo(
+                "Thread list: answered with no threads. If your library is not empty, the "
+                "session is not accepted by the thread endpoints (Era C accounts need the "
+                "account id; try `--cookies` with a fresh export)."
+            )
+            return EXIT_OK
+        first = listed[0] if isinstance(listed[0], dict) else {}
+        thread_id = first.get("slug") or first.get("uuid")
+        typer.echo(f"Thread list: OK (newest thread {thread_id})")
+        if not isinstance(thread_id, str) or not thread_id:
+            return EXIT_OK
+        try:
+            await client.get_json(f"/rest/thread/{thread_id}", [("limit", "1")], kind="thread")
+        except ForbiddenError as exc:
+            typer.echo(f"Thread detail: REFUSED ({exc.code or exc})")
+            return EXIT_AUTH
+        except FetchError as exc:
+            typer.echo(f"Thread detail: FAILED ({exc})")
+            return exit_code_for(exc)
+        typer.echo("Thread detail: OK")
+        return EXIT_OK
+
+
+@auth_app.command("check")
+def auth_check(
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+    log_format: str | None = LOG_FORMAT,
+) -> None:
+    """Probe the session: account id, masked e-mail, plan, era, and whether threads answer."""
+    _execute(
+        _check,
+        _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format),
+    )
+
+
+@auth_app.command("save")
+def auth_save(
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+    log_format: str | None = LOG_FORMAT,
+    check: bool = typer.Option(
+        True, "--check/--no-check", help="Probe the session before storing it [default: check]."
+    ),
+) -> None:
+    """Store the session (from --cookies, --session-token or --cookies-from) for later runs.
+
+    The credential file is written with mode 0600 in the user config directory and updated
+    when the server rotates the session cookie during a run.
+    """
+
+    async def job(settings: Settings) -> int:
+        if not (settings.cookies_file or settings.session_token or settings.cookies_from):
+            raise ConfigError(
+                "auth save needs a session to store: --cookies FILE, --session-token or "
+                "--cookies-from BROWSER"
+            )
+        cred = load_credential(settings)
+        if check:
+            async with open_session(settings, credential=cred) as (client, info):
+                cred = Credential(client.cookies, cred.source)
+                typer.echo(f"Session: logged in as {info.email_masked or info.account_id}")
+        save_credential(settings.credential_path, cred.cookies, source=cred.source)
+        typer.echo(f"Stored the session in {settings.credential_path} (readable only by you).")
+        return EXIT_OK
+
+    _execute(
+        job, _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
+    )
+
+
+@app.command("spaces")
+def spaces_command(
+    base_url: str | None = BASE_URL,
+    cookies: Path | None = COOKIES,
+    session_token: str | None = TOKEN,
+    cookies_from: str | None = COOKIES_FROM,
+    impersonate: str | None = IMPERSONATE,
+    log_format: str | None = LOG_FORMAT,
+) -> None:
+    """List the spaces (collections) of your account."""
+
+    async def job(settings: Settings) -> int:
+        async with open_session(settings) as (client, _info):
+            spaces = await list_spaces(client)
+        if not spaces:
+            typer.echo("No spaces.")
+            return EXIT_OK
+        typer.echo(f"{'slug':<40} {'threads':>7}  title")
+        for space in spaces:
+            count = "" if space.thread_count is None else str(space.thread_count)
+            typer.echo(f"{space.slug:<40} {count:>7}  {space.title}")
+        typer.echo(f"{len(spaces)} spaces")
+        return EXIT_OK
+
+    _execute(
+        job, _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
+    )
