@@ -309,3 +309,62 @@ async def test_counters_by_kind_and_status() -> None:
     assert stats.requests_by_kind == {"thread": 2, "list": 1, "session": 1}
     assert stats.responses_by_status == {502: 1, 200: 3}
     assert stats.retries == 1 and stats.requests == 4
+
+
+class _FakeCurlResponse:
+    status_code = 200
+    content = b'{"ok": true}'
+    headers = httpx.Headers([("content-type", "application/json"), ("set-cookie", "a=1"),
+                             ("content-encoding", "gzip")])  # fmt: skip
+
+
+class _FakeCurlSession:
+    def __init__(self, impersonate: str) -> None:
+        self.impersonate = impersonate
+        self.calls: list[dict[str, object]] = []
+        self.fail: Exception | None = None
+
+    async def request(self, method: str, url: str, **kwargs: object) -> _FakeCurlResponse:
+        self.calls.append({"method": method, "url": url, **kwargs})
+        if self.fail is not None:
+            raise self.fail
+        return _FakeCurlResponse()
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_curl_transport_adapts_requests_and_errors() -> None:
+    """The impersonating transport sends the same request and maps curl failures to httpx."""
+    from types import SimpleNamespace
+
+    from pplx_archiver.shell.transport_curl import CurlTransport
+
+    sessions: list[_FakeCurlSession] = []
+
+    def make(impersonate: str) -> _FakeCurlSession:
+        sessions.append(_FakeCurlSession(impersonate))
+        return sessions[-1]
+
+    transport = CurlTransport("chrome", module=SimpleNamespace(AsyncSession=make))
+    request = httpx.Request("POST", BASE + "/rest/x?version=2.18", json={"a": 1},
+                            headers={"Cookie": "c=1"})  # fmt: skip
+    response = await transport.handle_async_request(request)
+    call = sessions[0].calls[0]
+    assert sessions[0].impersonate == "chrome"
+    assert (call["method"], call["url"], call["allow_redirects"]) == (
+        "POST",
+        BASE + "/rest/x?version=2.18",
+        False,
+    )
+    assert call["data"] == b'{"a":1}'
+    assert response.headers.get_list("set-cookie") == ["a=1"]
+    assert "content-encoding" not in response.headers
+    assert await response.aread() == b'{"ok": true}'
+    sessions[0].fail = RuntimeError("Operation timed out after 60000 ms")
+    with pytest.raises(httpx.ReadTimeout):
+        await transport.handle_async_request(request)
+    sessions[0].fail = RuntimeError("Could not resolve host")
+    with pytest.raises(httpx.ConnectError):
+        await transport.handle_async_request(request)
+    await transport.aclose()
