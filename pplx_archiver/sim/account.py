@@ -775,6 +775,11 @@ def thread_uuid(seed: int, index: int) -> str:
     return ids.make_id(random.Random(f"{seed}:{index}:uuid"), seed, ids.THREAD, index)
 
 
+def context_uuid(seed: int, index: int) -> str:
+    """The context uuid of thread ``index`` without planning the whole thread."""
+    return ids.make_id(random.Random(f"{seed}:ids:{index}"), seed, ids.CONTEXT, index)
+
+
 def plan_added(seed: int, index: int, size: int, updated_us: int) -> ThreadPlan:
     """A thread added after start (index >= size) whose last activity is ``updated_us``."""
     plan = _plan(seed, index, size, updated_us)

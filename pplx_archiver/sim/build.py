@@ -39,7 +39,7 @@ def _dt(us: int) -> dt.datetime:
 
 def iso_naive(us: int) -> str:
     """``2026-07-20T08:02:14.816554`` (entries' ``updated_datetime``, listings)."""
-    return _dt(us).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return _dt(us).isoformat(timespec="microseconds")
 
 
 def iso_offset(us: int) -> str:

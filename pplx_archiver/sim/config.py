@@ -51,7 +51,8 @@ class SimConfig:
       403; ``challenge_after_429s`` > 0 opens a challenge window of ``challenge_duration_s``
       once that many 429s fell within ``challenge_window_s`` seconds;
       ``transient_404`` number of first detail requests answering 404 for threads added by
-      ``/__sim/mutate``; ``asset_url_ttl_s`` lifetime of signed CDN URLs.
+      ``/__sim/mutate``; ``asset_url_ttl_s`` lifetime of signed CDN URLs; ``cache_size``
+      number of serialized thread-detail pages kept in the server's LRU.
     GraphQL:
       ``graphql_hashes`` accepted persisted-query hashes.
     """
@@ -89,7 +90,7 @@ class SimConfig:
     challenge_duration_s: float = 5.0
     transient_404: int = 0
     asset_url_ttl_s: int = 900
-    cache_size: int = 256
+    cache_size: int = 512
 
     def __post_init__(self) -> None:
         problems = []

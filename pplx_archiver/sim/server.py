@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pplx_archiver.sim import build, ids, sessions
-from pplx_archiver.sim.account import AssetVersion, ThreadPlan
+from pplx_archiver.sim.account import AssetVersion, ThreadPlan, context_uuid
 from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, SimConfig
 from pplx_archiver.sim.faults import FaultMiddleware, Stats
 from pplx_archiver.sim.models import models_config
@@ -255,10 +255,10 @@ class SimServer:
         return base64.urlsafe_b64encode(raw).decode()
 
     @staticmethod
-    def _cursor_key(cursor: str, plan: ThreadPlan) -> tuple[int, str] | None:
+    def _cursor_key(cursor: str, context: str) -> tuple[int, str] | None:
         try:
             data = orjson.loads(base64.urlsafe_b64decode(cursor.encode()))
-            if data["pk"] != f"CTX#{plan.context_uuid}":
+            if data["pk"] != f"CTX#{context}":
                 return None
             _, created, uuid = str(data["sk"]).split("#", 2)
             return int(created), uuid
@@ -276,12 +276,12 @@ class SimServer:
             return _error(403, "VIEW_THREAD_NOT_ALLOWED")
         if index is None:
             return _error(404, "THREAD_NOT_FOUND", "Thread not found")
-        plan = self.state.plan(index)
-        if plan.state == "deleted":
+        status = self.state.status(index)
+        if status == "deleted":
             return _error(400, "ENTRY_DELETED", "This entry has been deleted")
-        if plan.state == "expired":
+        if status == "expired":
             return _error(400, "ENTRY_EXPIRED", "This entry has expired")
-        if plan.added and self.config.transient_404:
+        if index >= self.state.size and self.config.transient_404:
             hits = self.state.detail_hits.get(index, 0)
             self.state.detail_hits[index] = hits + 1
             if hits < self.config.transient_404:
@@ -301,14 +301,15 @@ class SimServer:
         cursor = q.get("cursor") or None
         key: tuple[int, str] | None = None
         if cursor is not None:
-            key = self._cursor_key(cursor, plan)
+            key = self._cursor_key(cursor, context_uuid(self.config.seed, index))
             if key is None:
                 return _error(400, "INVALID_CURSOR", "Invalid cursor")
         origin = self._origin(request)
         expires = self._expiry()
         cache_key = (index, self.state.versions.get(index, 0), blocks, key, limit, origin, expires)
         body = self._cached(
-            cache_key, lambda: self._thread_body(plan, blocks, key, limit, origin, expires)
+            cache_key,
+            lambda: self._thread_body(self.state.plan(index), blocks, key, limit, origin, expires),
         )
         return self._finish(Response(body, media_type="application/json"))
 

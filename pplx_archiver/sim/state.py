@@ -94,6 +94,12 @@ class AccountState:
             plan = dataclasses.replace(plan, state=state)
         return plan
 
+    def status(self, index: int) -> str:
+        """``ok`` / ``deleted`` / ``expired`` without planning the thread."""
+        if index in self._deleted:
+            return "deleted"
+        return "expired" if index in self._expired else "ok"
+
     def updated_us(self, index: int) -> int:
         """Last activity of thread ``index`` without planning it when it is unmutated."""
         plan = self._overrides.get(index)

@@ -15,11 +15,21 @@ from pplx_archiver.sim.account import WORDS
 _CJK = "这是一个用于测试的中文段落，包含标点符号和数字１２３。日本語の文も少し含まれています。"
 
 
+def _make_pool() -> tuple[str, ...]:
+    rng = random.Random("sentence-pool")
+    return tuple(
+        " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))).capitalize() + "."
+        for _ in range(512)
+    )
+
+
+_POOL = _make_pool()
+
+
 def _sentence(rng: random.Random, cites: int) -> str:
-    words = [rng.choice(WORDS) for _ in range(rng.randint(6, 14))]
-    text = " ".join(words).capitalize() + "."
-    if cites and rng.random() < 0.6:
-        text += f"[{rng.randint(1, cites)}]"
+    text = _POOL[rng.getrandbits(9)]
+    if cites and rng.getrandbits(2):
+        text += f"[{rng.randrange(cites) + 1}]"
     return text
 
 
