@@ -16,7 +16,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, MutableMapping
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 import structlog
@@ -110,12 +110,22 @@ class ByteSink(Protocol):
     def flush(self) -> None: ...
 
 
+class TextSink(Protocol):
+    """A text stream such as stderr."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
+
+
 class _Sinks:
     """The outputs of the current configuration; replaced by each :func:`configure` call."""
 
     def __init__(self) -> None:
         self.json_files: list[ByteSink] = []
-        self.console: IO[str] | None = None
+        self.console: TextSink | None = None
         self.console_renderer: Callable[..., Any] | None = None
         self.listeners: list[Callable[[MutableMapping[str, Any]], None]] = []
         self.lock = threading.Lock()
@@ -157,14 +167,14 @@ def configure(
     *,
     log_format: str = "auto",
     json_files: Iterable[ByteSink] = (),
-    stderr: IO[str] | None = None,
+    stderr: TextSink | None = None,
     listeners: Iterable[Callable[[MutableMapping[str, Any]], None]] = (),
 ) -> None:
     """Configure structlog for this process; ``log_format`` is auto, json or console."""
-    err = stderr if stderr is not None else sys.stderr
+    err: TextSink = stderr if stderr is not None else _CurrentStderr()
     files: list[ByteSink] = list(json_files)
     console_renderer: Callable[..., Any] | None = None
-    console: IO[str] | None = None
+    console: TextSink | None = None
     fmt = log_format
     if fmt == "auto":
         fmt = "console" if err.isatty() else "json"
@@ -186,10 +196,23 @@ def configure(
     )
 
 
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is at write time (test runners and progress bars swap it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 class _TextToBytes:
     """Adapts a text stream (stderr) to the bytes sink interface."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: TextSink) -> None:
         self._stream = stream
 
     def write(self, data: bytes) -> int:

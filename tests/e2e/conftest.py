@@ -1,0 +1,79 @@
+"""Fixtures for end-to-end runs of the command line against the simulator on loopback."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from pplx_archiver.cli import _register, app
+from pplx_archiver.sim.config import SimConfig
+from pplx_archiver.sim.runner import RunningSim, serve_in_thread
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No run reads the user's real config file or stored credential."""
+    monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "config"))
+    for var in ("PPLX_SESSION_TOKEN", "PPLX_BASE_URL", "PPLX_COOKIES", "PPLX_OUT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@dataclasses.dataclass
+class CliResult:
+    """Exit code and output of one command, with the run's JSON log events."""
+
+    exit_code: int
+    output: str
+    events: list[dict[str, Any]]
+
+
+def run_cli(args: list[str], out: Path | None = None) -> CliResult:
+    """Invoke `pplx-export ARGS` in-process and collect the JSON events of its log file."""
+    _register()
+    logs = out / "index" / "logs" if out else None
+    before = set(logs.glob("*.jsonl")) if logs and logs.exists() else set()
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    events: list[dict[str, Any]] = []
+    if logs and logs.exists():
+        for path in sorted(set(logs.glob("*.jsonl")) - before):
+            events += [orjson.loads(line) for line in path.read_bytes().splitlines() if line]
+    return CliResult(result.exit_code, result.output, events)
+
+
+def sim_args(sim: RunningSim, out: Path, *extra: str) -> list[str]:
+    """Common options pointing a command at a running simulator."""
+    return [
+        "--out",
+        str(out),
+        "--base-url",
+        sim.base_url,
+        "--session-token",
+        sim.session_token,
+        "--log-format",
+        "json",
+        *extra,
+    ]
+
+
+def sim_get(sim: RunningSim, path: str) -> Any:
+    """GET a control endpoint of the simulator."""
+    return httpx.get(sim.base_url + path, timeout=30).json()
+
+
+def sim_post(sim: RunningSim, path: str, body: Any) -> Any:
+    """POST to a control endpoint of the simulator."""
+    return httpx.post(sim.base_url + path, json=body, timeout=30).json()
+
+
+@pytest.fixture
+def sim300() -> Iterator[RunningSim]:
+    """The default 300-thread simulated account, healthy, on loopback."""
+    with serve_in_thread(SimConfig()) as sim:
+        yield sim
