@@ -32,24 +32,24 @@ FILE_KEYS = (
 )
 
 
-def _workflow_assets(workflow: Workflow | None) -> Iterator[tuple[object, str]]:
+def _workflow_assets(workflow: Workflow | None) -> Iterator[Node]:
     if workflow is None:
         return
     for step in workflow.steps:
         for item in step.items:
             if item.type == "WORKFLOW_ITEM_SOURCES" and isinstance(item.raw, list):
-                for index, asset in enumerate(item.raw):
-                    yield asset, f"{item.path}.payload.sources_payload.assets[{index}]"
+                holder = Node(item.raw, item.where, "payload.sources_payload.assets")
+                yield from holder.list_items()
             if item.workflow is not None:
                 yield from _workflow_assets(item.workflow)
 
 
-def _raw_assets(thread: Thread) -> Iterator[tuple[object, str]]:
+def _raw_assets(thread: Thread) -> Iterator[Node]:
     entries: tuple[Entry, ...] = thread.entries + thread.background
     for entry in entries:
-        yield from zip(entry.blocks.assets, entry.blocks.asset_paths, strict=True)
+        yield from entry.blocks.asset_nodes
         yield from _workflow_assets(entry.blocks.workflow)
-    yield from zip(thread.shared_files, thread.shared_paths, strict=True)
+    yield from thread.shared_nodes
 
 
 def _inline(node: Node) -> str | None:
@@ -99,9 +99,9 @@ def assets_of(thread: Thread) -> tuple[AssetRef, ...]:
     """The asset versions of a decoded thread (deduplicated, versioned per file name)."""
     found: list[tuple[int, str, AssetRef]] = []
     seen: set[tuple[str, str, str]] = set()
-    for raw, path in _raw_assets(thread):
-        node = Node(raw, None, path)
+    for node in _raw_assets(thread):
         node.as_obj()
+        path = node.path
         uuid = node.get_text("uuid")
         created = node.get_text("created_at")
         name, url = _describe(node)

@@ -8,7 +8,7 @@ raw values) so the renderer can show a placeholder instead of dropping them.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from typing import Any
 
 from pplx_archiver.core.node import Node
 from pplx_archiver.core.timeparse import node_ts
@@ -20,8 +20,21 @@ _SECTION = re.compile(r"ask_text_(\d+)_markdown")
 
 def web_result(node: Node) -> WebResult:
     """A web result (source) object; a bare string is read as a URL."""
-    if isinstance(node.v, str):
-        return WebResult(name=node.v, url=node.v)
+    value = node.v
+    if isinstance(value, str):
+        return WebResult(name=value, url=value)
+    if type(value) is dict:  # fast path: the usual all-string object
+        name = value.get("name")
+        url = value.get("url")
+        snippet = value.get("snippet")
+        stamp = value.get("timestamp")
+        if (
+            type(name) is str
+            and type(url) is str
+            and (snippet is None or type(snippet) is str)
+            and (stamp is None or type(stamp) is str)
+        ):
+            return WebResult(name=name, url=url, snippet=snippet or "", timestamp=stamp or "")
     return WebResult(
         name=node.get_text("name") or node.get_text("title"),
         url=node.get_text("url"),
@@ -45,8 +58,7 @@ def decode_blocks(entry: Node) -> Blocks:
     workflow: Workflow | None = None
     results: list[WebResult] = []
     goals: list[str] = []
-    assets: list[object] = []
-    asset_paths: list[str] = []
+    assets: list[Node] = []
     for block in nodes:
         block.as_obj()
         usage = block.get_str("intended_usage")
@@ -75,14 +87,12 @@ def decode_blocks(entry: Node) -> Blocks:
                 )
                 for step in plan.get_list("steps"):
                     for asset in step.get_list("assets") if isinstance(step.v, dict) else ():
-                        assets.append(asset.v)
-                        asset_paths.append(asset.path)
+                        assets.append(asset)
         elif usage == "unified_assets":
             ua = block.get_obj("unified_assets_block")
             if ua is not None:
                 for asset in ua.get_list("assets"):
-                    assets.append(asset.v)
-                    asset_paths.append(asset.path)
+                    assets.append(asset)
     sections.sort(key=lambda pair: pair[0])
     return Blocks(
         answer=answer,
@@ -90,8 +100,7 @@ def decode_blocks(entry: Node) -> Blocks:
         workflow=workflow,
         web_results=tuple(results),
         goals=tuple(goals),
-        assets=tuple(assets),
-        asset_paths=tuple(asset_paths),
+        asset_nodes=tuple(assets),
         count=len(nodes),
     )
 
@@ -124,7 +133,7 @@ def decode_workflow(node: Node, depth: int) -> Workflow:
         is_anchor=node.get_bool("is_background_anchor"),
         completed_us=node_ts(node, "completed_at"),
         steps=steps,
-        path=node.path,
+        where=node,
         locked_reason=node.get_str("locked_reason"),
     )
 
@@ -137,7 +146,7 @@ def _decode_step(node: Node, depth: int) -> Step:
         status=node.get_str("status"),
         tool_name=node.get_str("tool_name"),
         items=tuple(decode_item(i, depth) for i in node.get_list("items")),
-        path=node.path,
+        where=node,
     )
 
 
@@ -199,21 +208,25 @@ def decode_item(node: Node, depth: int) -> Item:
     ident = node.get_str("id") if not isinstance(node.raw("id"), int) else node.get_text("id")
     payload = node.get_obj("payload")
     if payload is None:
-        return Item(id=ident, type=kind, path=node.path)
+        return Item(id=ident, type=kind, where=node)
     text_p = payload.get_obj("text_payload")
     text = variant = header = ""
     if text_p is not None:
         text = text_p.get_str("text") or "".join(c.as_str() for c in text_p.get_list("chunks"))
         variant = text_p.get_str("variant")
         header = text_p.get_str("header")
-    base = Item(id=ident, type=kind, path=node.path, text=text, variant=variant, header=header)
+
+    def make(**extra: Any) -> Item:
+        return Item(
+            id=ident, type=kind, where=node, text=text, variant=variant, header=header, **extra
+        )
+
     if kind == "WORKFLOW_ITEM_TEXT":
-        return base
+        return make()
     if kind == "WORKFLOW_ITEM_SOURCES":
         sp = payload.get_obj("sources_payload")
         sources = web_results(sp.get_list("sources")) if sp is not None else ()
-        return replace(
-            base,
+        return make(
             sources=sources,
             raw=[a.v for a in sp.get_list("assets")] if sp is not None else None,
         )
@@ -223,15 +236,15 @@ def decode_item(node: Node, depth: int) -> Item:
             q.as_str() if not isinstance(q.v, dict) else q.get_text("query")
             for q in (qp.get_list("queries") if qp is not None else [])
         )
-        return replace(base, queries=queries)
+        return make(queries=queries)
     if kind == "WORKFLOW_ITEM_TABLE":
         tp = payload.get_obj("table_payload")
         cols, rows = _table(tp) if tp is not None else ((), ())
-        return replace(base, columns=cols, rows=rows)
+        return make(columns=cols, rows=rows)
     if kind == "WORKFLOW_ITEM_TODO_LIST":
         tl = payload.get_obj("todo_list_payload")
         if tl is None:
-            return base
+            return make()
         todo = tuple(
             TodoItem(i.get_str("status"), i.get_text("description")) for i in tl.get_list("items")
         )
@@ -244,7 +257,7 @@ def decode_item(node: Node, depth: int) -> Item:
             )
             for d in (diff_node.get_list("items") if diff_node is not None else [])
         )
-        return replace(base, title=tl.get_text("title"), todo=todo, todo_diff=diff)
+        return make(title=tl.get_text("title"), todo=todo, todo_diff=diff)
     if kind == "WORKFLOW_ITEM_USER_QUESTIONS":
         uq = payload.get_obj("user_questions_payload")
         questions: list[str] = []
@@ -259,7 +272,7 @@ def decode_item(node: Node, depth: int) -> Item:
                 opts = [o.get_text("title") for o in f.get_list("options") if o.get_text("title")]
                 line = f.get_text("field_name")
                 questions.append(line + (f" ({' / '.join(opts)})" if opts else ""))
-        return replace(base, title=uq.get_text("title") if uq else "", questions=tuple(questions))
+        return make(title=uq.get_text("title") if uq else "", questions=tuple(questions))
     if kind == "WORKFLOW_ITEM_USER_RESPONSE":
         ur = payload.get_obj("user_response_payload")
         responses = tuple(
@@ -268,7 +281,7 @@ def decode_item(node: Node, depth: int) -> Item:
             else ("", r.as_str())
             for r in (ur.get_list("responses") if ur is not None else [])
         )
-        return replace(base, title=ur.get_text("title") if ur else "", responses=responses)
+        return make(title=ur.get_text("title") if ur else "", responses=responses)
     if kind == "WORKFLOW_ITEM_CONTENT":
         cp = payload.get_obj("content_payload")
         entities = tuple(
@@ -277,9 +290,9 @@ def decode_item(node: Node, depth: int) -> Item:
             else e.as_str()
             for e in (cp.get_list("entities") if cp is not None else [])
         )
-        return replace(base, entities=entities)
+        return make(entities=entities)
     if kind == "WORKFLOW_ITEM_WORKFLOW":
         wp = payload.get_obj("workflow_payload")
         nested = decode_workflow(wp, depth + 1) if wp is not None else None
-        return replace(base, workflow=nested)
-    return replace(base, raw=payload.v)
+        return make(workflow=nested)
+    return make(raw=payload.v)

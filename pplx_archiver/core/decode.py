@@ -78,7 +78,7 @@ def _plain_steps(
                 step_type=kind,
                 uuid=step.get_text("uuid"),
                 content=content.v if content is not None else {},
-                path=step.path,
+                where=step,
                 items=items,
             )
         )
@@ -125,7 +125,7 @@ def decode_entry(node: Node) -> Entry:
     return Entry(
         key=key,
         uuid=uuid or backend,
-        path=node.path,
+        where=node,
         query=node.get_text("query_str"),
         created_us=created,
         updated_us=updated,
@@ -184,6 +184,31 @@ def _newer(old: Entry, new: Entry) -> Entry:
     return old
 
 
+def _version(raw: object) -> tuple[object, ...]:
+    """What identifies one copy of an entry: its update fields (a repeat is skipped)."""
+    assert isinstance(raw, dict)
+    return (
+        raw.get("entry_updated_datetime"),
+        raw.get("updated_datetime"),
+        raw.get("updated_us"),
+    )
+
+
+def _same_as_seen(
+    raw: object,
+    kind: str,
+    target: dict[str, Entry],
+    seen: dict[tuple[str, str], tuple[object, ...]],
+) -> bool:
+    """True when this raw entry repeats an already decoded copy (same id, same update)."""
+    if not isinstance(raw, dict):
+        return False
+    key = raw.get("backend_uuid") or raw.get("uuid")
+    if not isinstance(key, str) or key not in target:
+        return False
+    return seen.get((kind, key)) == _version(raw)
+
+
 def _collect(
     pages: Sequence[RawPage], flavour: str, root: str
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
@@ -191,13 +216,17 @@ def _collect(
     background: dict[str, Entry] = {}
     infos: list[PageInfo] = []
     bodies: list[Node] = []
+    seen_raw: dict[tuple[str, str], tuple[object, ...]] = {}
     for index, page in enumerate(pages):
         body = Node(page.body, None, f"{root}[{index}]")
         body.as_obj()
         bodies.append(body)
         for target, key in ((entries, "entries"), (background, "background_entries")):
             for raw in body.get_list(key):
+                if _same_as_seen(raw.v, key, target, seen_raw):
+                    continue
                 entry = decode_entry(raw)
+                seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)
         params = page.request.get("params") if isinstance(page.request, dict) else None
@@ -238,8 +267,7 @@ def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage
     meta_mode = ""
     locked = ""
     space: SpaceRef | None = None
-    shared: list[object] = []
-    shared_paths: list[str] = []
+    shared: list[Node] = []
     for body in s_bodies + p_bodies:
         meta = body.get_obj("thread_metadata")
         if meta is None:
@@ -256,8 +284,7 @@ def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage
             files = snaps.get_obj("SHARED_FILES")
             holder = files.get_obj("shared_files") if files is not None else None
             for item in holder.get_list("items") if holder is not None else []:
-                shared.append(item.v)
-                shared_paths.append(item.path)
+                shared.append(item)
     return Thread(
         entries=entries,
         background=background,
@@ -267,7 +294,6 @@ def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage
         metadata_mode=meta_mode,
         locked_reason=locked,
         space=space,
-        shared_files=tuple(shared),
-        shared_paths=tuple(shared_paths),
+        shared_nodes=tuple(shared),
         pages=tuple(p_info + s_info),
     )

@@ -88,29 +88,29 @@ class Node:
     # -- keyed reads ---------------------------------------------------------------------
     def raw(self, key: str) -> Any:
         """The raw value under ``key`` (None when absent); this node must be an object."""
-        return self.as_obj().get(key)
+        return (self.v if type(self.v) is dict else self.as_obj()).get(key)
 
     def has(self, key: str) -> bool:
         """True when the object holds ``key`` with a non-null value."""
-        return self.as_obj().get(key) is not None
+        return (self.v if type(self.v) is dict else self.as_obj()).get(key) is not None
 
     def get(self, key: str) -> Node:
         """The child under ``key``; absent or null is an error."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             raise PayloadError(f"{self.path}.{key}" if self.path != "$" else key, "missing")
         return Node(value, self, key)
 
     def opt(self, key: str) -> Node | None:
         """The child under ``key``, or None when absent or null."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return None
         return Node(value, self, key)
 
     def get_obj(self, key: str) -> Node | None:
         """The object under ``key`` (None when absent/null); another type is an error."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return None
         if not isinstance(value, dict):
@@ -119,7 +119,7 @@ class Node:
 
     def get_list(self, key: str) -> list[Node]:
         """The array under ``key`` as nodes ([] when absent/null); another type is an error."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return []
         if not isinstance(value, list):
@@ -129,7 +129,7 @@ class Node:
 
     def get_str(self, key: str, default: str = "") -> str:
         """The string under ``key`` (``default`` when absent/null); another type is an error."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return default
         if not isinstance(value, str):
@@ -138,7 +138,7 @@ class Node:
 
     def get_text(self, key: str) -> str:
         """A scalar under ``key`` shown as text: strings as-is, numbers/booleans printed."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return ""
         if isinstance(value, str):
@@ -151,7 +151,7 @@ class Node:
 
     def get_int(self, key: str) -> int | None:
         """The integer under ``key`` (None when absent/null); another type is an error."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
@@ -160,7 +160,7 @@ class Node:
 
     def get_bool(self, key: str) -> bool:
         """The boolean under ``key`` (False when absent/null); another type is an error."""
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None:
             return False
         if not isinstance(value, bool):
@@ -182,7 +182,7 @@ class Node:
         Plain ``text`` and FINAL ``content.answer`` are JSON inside JSON; a value that is
         already decoded (object or array) is accepted as is.
         """
-        value = self.as_obj().get(key)
+        value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None or value == "":
             return None
         if isinstance(value, (dict, list)):

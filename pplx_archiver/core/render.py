@@ -380,6 +380,11 @@ class _Renderer:
             "completeness": _completeness(thread),
             "exported_at": self.ctx.exported_at,
         }
+        if self.placement.landing:
+            rec["background"] = [
+                {"payload_id": p.id, "landing": kind, "turn": None if at is None else at + 1}
+                for p, kind, at in self.placement.landing
+            ]
         if self.scope.interruptions:
             rec["interruptions"] = list(self.scope.interruptions)
         if variants:

@@ -37,6 +37,21 @@ def parse_ts(value: object, path: str = "$") -> int | None:
         return _from_number(float(value) if isinstance(value, float) else value, path)
     if not isinstance(value, str):
         raise PayloadError(path, f"expected a timestamp, got {type(value).__name__}")
+    cached = _CACHE.get(value)
+    if cached is not None:
+        return cached
+    result = _parse_text(value, path)
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[value] = result
+    return result
+
+
+_CACHE: dict[str, int | None] = {}
+_CACHE_MAX = 65536
+
+
+def _parse_text(value: str, path: str) -> int | None:
     text = value.strip()
     if not text:
         return None
@@ -94,7 +109,15 @@ def node_ts(node: Node, key: str) -> int | None:
     value = node.raw(key)
     if value is None or value == "":
         return None
-    return parse_ts(value, f"{node.path}.{key}" if node.path != "$" else key)
+    if isinstance(value, str):
+        cached = _CACHE.get(value)
+        if cached is not None:
+            return cached
+    try:
+        return parse_ts(value, "")
+    except PayloadError as exc:
+        where = f"{node.path}.{key}" if node.path != "$" else key
+        raise PayloadError(where, exc.message) from None
 
 
 def iso(us: int | None) -> str:

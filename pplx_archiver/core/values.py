@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pplx_archiver.core.model import SpaceRef
+from pplx_archiver.core.node import Node
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ class Item:
 
     id: str
     type: str
-    path: str
+    where: Node
     text: str = ""
     variant: str = ""
     header: str = ""
@@ -55,6 +56,11 @@ class Item:
     workflow: Workflow | None = None
     raw: Any = None
 
+    @property
+    def path(self) -> str:
+        """The JSON path of this value (computed on demand)."""
+        return self.where.path
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Step:
@@ -65,7 +71,12 @@ class Step:
     status: str
     tool_name: str
     items: tuple[Item, ...]
-    path: str
+    where: Node
+
+    @property
+    def path(self) -> str:
+        """The JSON path of this value (computed on demand)."""
+        return self.where.path
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,8 +92,13 @@ class Workflow:
     is_anchor: bool
     completed_us: int | None
     steps: tuple[Step, ...]
-    path: str
+    where: Node
     locked_reason: str = ""
+
+    @property
+    def path(self) -> str:
+        """The JSON path of this value (computed on demand)."""
+        return self.where.path
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -94,8 +110,7 @@ class Blocks:
     workflow: Workflow | None = None
     web_results: tuple[WebResult, ...] = ()
     goals: tuple[str, ...] = ()
-    assets: tuple[Any, ...] = ()
-    asset_paths: tuple[str, ...] = ()
+    asset_nodes: tuple[Node, ...] = ()
     count: int = 0
 
 
@@ -106,8 +121,13 @@ class PlainStep:
     step_type: str
     uuid: str
     content: Mapping[str, Any]
-    path: str
+    where: Node
     items: tuple[Item, ...] = ()
+
+    @property
+    def path(self) -> str:
+        """The JSON path of this value (computed on demand)."""
+        return self.where.path
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -126,7 +146,7 @@ class Entry:
 
     key: str
     uuid: str
-    path: str
+    where: Node
     query: str
     created_us: int | None
     updated_us: int | None
@@ -150,6 +170,11 @@ class Entry:
     sources: tuple[WebResult, ...]
     blocks: Blocks
     has_text: bool = False
+
+    @property
+    def path(self) -> str:
+        """The JSON path of this value (computed on demand)."""
+        return self.where.path
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -176,6 +201,5 @@ class Thread:
     metadata_mode: str
     locked_reason: str
     space: SpaceRef | None
-    shared_files: tuple[Any, ...]
-    shared_paths: tuple[str, ...]
+    shared_nodes: tuple[Node, ...]
     pages: tuple[PageInfo, ...]

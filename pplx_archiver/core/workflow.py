@@ -24,6 +24,7 @@ from pplx_archiver.core.values import Item, PlainStep, Step, WebResult, Workflow
 
 _INLINE = re.compile(r"([\\`*_\[\]<>#|])")
 _SPACE = re.compile(r"\s+")
+_NEEDS_WORK = re.compile(r"[\\`*_\[\]<>#|]|\s\s|[^\S ]|^\s|\s$")
 _URL_BAD = re.compile(r"[\s<>]")
 _DONE = {"WORKFLOW_COMPLETED", "COMPLETED", ""}
 
@@ -46,6 +47,8 @@ class Scope:
 
 def inline(text: str) -> str:
     """One-line, structure-safe Markdown text (newlines folded, markup escaped)."""
+    if not _NEEDS_WORK.search(text):
+        return text
     return _INLINE.sub(r"\\\1", _SPACE.sub(" ", text).strip())
 
 
@@ -325,7 +328,7 @@ def _generic(content: Node, scope: Scope) -> str:
 def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
     """One plain ``text`` step as Markdown ('' for FINAL, whose answer renders apart)."""
     kind = step.step_type
-    content = Node(step.content, None, f"{step.path}.content")
+    content = Node(step.content, step.where, "content")
     head = f"**{inline(kind) or '?'}**"
     if kind == "FINAL":
         return ""
