@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
@@ -297,9 +299,17 @@ def render_all(
         return
     size = max(1, min(32, len(tasks) // (jobs * 4) or 1))
     chunks = [(out, tasks[i : i + size], renderer) for i in range(0, len(tasks), size)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context()) as pool:
         for batch in pool.map(_render_chunk, chunks):
             yield from batch
+
+
+def _mp_context() -> BaseContext:
+    """``fork`` where it is safe (POSIX, no other thread running): workers start instantly
+    with the core already imported; ``spawn`` otherwise."""
+    if "fork" in get_all_start_methods() and threading.active_count() == 1:
+        return get_context("fork")
+    return get_context("spawn")
 
 
 def apply(archive: Archive, rendered: Rendered) -> tuple[int, int]:

@@ -128,3 +128,15 @@ def test_cli_exit_codes_and_output(out: Path, tmp_path: Path) -> None:
     assert res.exit_code == 1
     assert "raw_entries.json: missing_raw" in res.output
     assert runner.invoke(app, ["verify", "--out", str(tmp_path / "nope")]).exit_code == 2
+
+
+def test_tombstoned_thread_still_verifies_and_rerenders(out: Path) -> None:
+    """remote_deleted written by the store is what a re-render with kept fields reproduces."""
+    from pplx_archiver.shell.rerender import rerender
+
+    with Archive(out) as arc:
+        row = next(arc.iter_threads("done"))
+        assert arc.set_remote_deleted(row.uuid, "2026-10-01T00:00:00Z")
+        summary = rerender(arc, jobs=1, thread_json=True)
+    assert summary.rewritten_files == 0
+    assert _kinds(out) == []
