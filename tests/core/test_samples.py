@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 
 from pplx_archiver.core.model import RawPage, ThreadInput
 from pplx_archiver.core.render import needs_blocks, render_thread
 from tests.core.builders import CTX
+from tests.samples import REAL
 
-SAMPLES = Path("/work/shared/samples/real")
-if not SAMPLES.exists():  # the repository copy, when the shared folder is not mounted
-    SAMPLES = Path(__file__).resolve().parents[2] / "samples" / "real"
+SAMPLES = REAL
 
 # file, mode, turns, unique citations
 CASES = [

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.state import AccountState
+from tests.samples import REAL
 from tests.sim.conftest import BLOCKS, PARAMS
-
-REAL = Path(__file__).resolve().parents[3] / "shared" / "samples" / "real"
-if not REAL.is_dir():  # the samples live beside the working tree
-    REAL = Path("/work/shared/samples/real")
 
 
 def _load(name: str) -> Any:
