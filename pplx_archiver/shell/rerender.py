@@ -28,6 +28,7 @@ import structlog
 from pplx_archiver.core.model import (
     AssetFile,
     ListingRow,
+    RawPage,
     RenderContext,
     RenderResult,
     SpaceRef,
@@ -184,14 +185,18 @@ def build_input(
     folder: Path, uuid: str, listing: Mapping[str, Any] | None
 ) -> tuple[ThreadInput, dict[str, Any]]:
     """The ThreadInput of a stored thread and its stored record (``thread.json``)."""
-    plain = decode_raw_pages((folder / RAW_ENTRIES).read_bytes(), name=RAW_ENTRIES)
-    blocks_path = folder / RAW_BLOCKS
-    blocks = (
-        decode_raw_pages(blocks_path.read_bytes(), name=RAW_BLOCKS) if blocks_path.exists() else ()
-    )
     record = _load_json(folder / THREAD_JSON)
     if not isinstance(record, dict):
         raise PayloadError(str(folder / THREAD_JSON), "expected a JSON object")
+    plain = decode_raw_pages((folder / RAW_ENTRIES).read_bytes(), name=RAW_ENTRIES)
+    # A raw_blocks.json kept from an earlier harvest is not used when the stored render
+    # says it had no blocks pages (raw files are never deleted, so it may outlive its use).
+    completeness = record.get("completeness")
+    used_blocks = not (isinstance(completeness, Mapping) and completeness.get("blocks_pages") == 0)
+    blocks_path = folder / RAW_BLOCKS
+    blocks: tuple[RawPage, ...] = ()
+    if used_blocks and blocks_path.exists():
+        blocks = decode_raw_pages(blocks_path.read_bytes(), name=RAW_BLOCKS)
     row = listing_from_json(listing) or listing_from_record(uuid, record)
     inp = ThreadInput(
         thread_id=row.thread_id,

@@ -131,6 +131,8 @@ def _check_completeness(rel: str, folder: Path, comp: Any) -> Iterator[Problem]:
     for name, key in ((RAW_ENTRIES, "plain_pages"), (RAW_BLOCKS, "blocks_pages")):
         expected = comp.get(key)
         path = folder / name
+        if name == RAW_BLOCKS and expected == 0:
+            continue  # a blocks file kept from an earlier harvest, unused by this render
         if not path.is_file():
             if name == RAW_BLOCKS and expected:
                 yield Problem("missing_raw", f"{rel}/{name}", f"{expected} blocks pages recorded")

@@ -133,3 +133,17 @@ def test_works_when_index_lost_listing(pristine: Path, tmp_path: Path) -> None:
     assert summary.rewritten_files == 0 and not summary.failures
     assert snapshot(out) == before
     assert os.cpu_count()
+
+
+def test_leftover_blocks_file_is_ignored_when_render_had_none(
+    pristine: Path, tmp_path: Path
+) -> None:
+    """A raw_blocks.json the stored render did not use (blocks_pages 0) does not change output."""
+    out = _copy(pristine, tmp_path / "a")
+    folder = next(out.rglob("thread.json")).parent
+    (folder / "raw_blocks.json").write_bytes(b"not even json")
+    before = snapshot(out)
+    with Archive(out) as arc:
+        summary = rerender(arc, jobs=1, thread_json=True)
+    assert summary.rewritten_files == 0 and not summary.failures
+    assert snapshot(out) == before

@@ -140,3 +140,9 @@ def test_tombstoned_thread_still_verifies_and_rerenders(out: Path) -> None:
         summary = rerender(arc, jobs=1, thread_json=True)
     assert summary.rewritten_files == 0
     assert _kinds(out) == []
+
+
+def test_unused_leftover_blocks_file_is_not_a_problem(out: Path) -> None:
+    """A raw_blocks.json kept from an earlier harvest but unused by the render passes verify."""
+    (_folder(out) / "raw_blocks.json").write_bytes(b'{"format":1,"pages":[\n\n]}\n')
+    assert _kinds(out) == []
