@@ -125,8 +125,8 @@ class Archive:
         if read_only and not (self.out / INDEX_DIR / "archive.sqlite").is_file():
             raise StoreError(f"{self.out}: no archive here (no {INDEX_DIR}/archive.sqlite)")
         try:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / INDEX_DIR / "logs").mkdir(parents=True, exist_ok=True)
+            if not read_only:
+                (self.out / INDEX_DIR / "logs").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"{self.out}: cannot create the archive: {exc}") from exc
         self._clock = clock
