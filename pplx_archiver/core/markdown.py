@@ -230,8 +230,12 @@ def _list_item(rest: str, in_para: bool, in_table: bool) -> int | None:
     return end + 1 if spaces >= 5 else end + spaces
 
 
-def _starts_block(rest: str, in_table: bool) -> bool:
-    """True when ``rest`` would interrupt a paragraph (or end a table)."""
+def _starts_block(rest: str, in_table: bool, lazy: bool = False) -> bool:
+    """True when ``rest`` would interrupt a paragraph (or end a table).
+
+    ``lazy``: the line did not match all open containers, so it is only a paragraph
+    continuation if nothing starts; any list item starts then (no "must start with 1").
+    """
     if _blank(rest):
         return True
     if in_table and _indent(rest) >= 4:
@@ -244,7 +248,7 @@ def _starts_block(rest: str, in_table: bool) -> bool:
         or _HR.match(rest)
         or _FENCE_OPEN.match(rest)
         or _html_start(rest, in_para=True)
-        or _list_item(rest, in_para=True, in_table=in_table) is not None
+        or _list_item(rest, in_para=True, in_table=in_table or lazy) is not None
     )
 
 
@@ -337,7 +341,7 @@ def _scan(lines: Sequence[str]) -> _Scan:
             not inner
             and leaf in ("para", "table")
             and not blank
-            and not _starts_block(rest, in_table=leaf == "table")
+            and not _starts_block(rest, in_table=leaf == "table", lazy=True)
         ):
             kind = PROSE  # lazy continuation line
         if kind:
@@ -619,32 +623,61 @@ def _convert_math(text: str, spans: Sequence[tuple[int, int]], table_lines: set[
             close = text.find(want, close + 2)
         if close < 0 or _inside(spans, start, close + 2):
             continue
-        inner = text[start + 2 : close].strip()
+        raw_inner = text[start + 2 : close]
+        inner = raw_inner.strip()
         if not inner:
             continue
         head = text[last:start]
         last = search_from = close + 2
-        line_start = text.rfind("\n", 0, start) + 1
+        multiline = "\n" in raw_inner
         if kind == "(":
-            out.append(f"{head}${inner}$")
+            # a line break inside stays where it was, so no line changes its block meaning
+            out.append(f"{head}${raw_inner if multiline else inner}$")
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        before = text[line_start:start]
+        lead = _PREFIX.match(before)
+        assert lead is not None  # the pattern matches the empty string
+        own_line = lead.end() == len(before)
+        line_end = text.find("\n", close)
+        after = text[close + 2 : line_end if line_end >= 0 else len(text)].lstrip(" \t")
+        if multiline:
+            first, rest = raw_inner.split("\n", 1)
+            closer_line = rest.rsplit("\n", 1)[-1]
+            if own_line and not after and not first.strip() and _PREFIX.fullmatch(closer_line):
+                out.append(f"{head}$$\n{rest}$$")  # \[ and \] already on lines of their own
+            else:
+                out.append(f"{head}$${raw_inner}$$")
             continue
         if "\n" not in text[start:close] and text.count("\n", 0, start) in table_lines:
             out.append(f"{head}$${inner}$$")  # a table row must stay one line
             continue
+        if any(line and _may_change_blocks(line) for line in (inner, after, before[lead.end() :])):
+            out.append(f"{head}$${inner}$$")  # new lines here would change the block structure
+            continue
         prefix = _line_prefix(text, start)
-        before = text[line_start:start]
-        if not _PREFIX.fullmatch(before):
+        if not own_line:
             head = head.rstrip(" \t") + "\n" + prefix
-        line_end = text.find("\n", close)
-        after = text[close + 2 : line_end if line_end >= 0 else len(text)]
         out.append(f"{head}$$\n{prefix}{inner}\n{prefix}$$")
-        if after.strip():
+        if after:
             out.append("\n" + prefix)
             while last < len(text) and text[last] in " \t":
                 last += 1
             search_from = last
     out.append(text[last:])
     return "".join(out)
+
+
+def _may_change_blocks(line: str) -> bool:
+    """True when ``line`` could be more than paragraph text once it starts or ends a line."""
+    body = line.strip(" \t")
+    return (
+        _starts_block(line, in_table=True)
+        or _SETEXT.match(body) is not None
+        or _html_start(body, in_para=False) is not None
+        or "|" in body
+        or body.endswith("#")
+    )
 
 
 def normalize_latex(md: str) -> str:

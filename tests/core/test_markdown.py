@@ -45,9 +45,27 @@ PIECES = [
     "\\[",
     "\\]",
     "\n\n",
+    "2) ",
+    "* ",
+    "---",
+    "|---|",
+    "<span>",
+    "<?",
+    "?>",
 ]
+LINKY = ["[x](", '<a title="`">', "<http://a`b>"]
 HOSTILE = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 TEXT = st.one_of(HOSTILE, st.text(max_size=40))
+LINKY_TEXT = st.lists(st.sampled_from(PIECES + LINKY), max_size=40).map("".join)
+
+
+def _code_contents(markdown: str) -> list[str]:
+    found: list[str] = []
+    for token in MD.parse(markdown):
+        if token.type in ("fence", "code_block"):
+            found.append(token.content)
+        found.extend(c.content for c in token.children or [] if c.type == "code_inline")
+    return found
 
 
 def _tokens(markdown: str) -> list[Token]:
@@ -253,7 +271,23 @@ def test_normalize_latex_is_deterministic_and_loses_no_text(text: str) -> None:
     assert letters(out) == letters(text)
 
 
+@settings(max_examples=200, deadline=None)
+@given(HOSTILE)
+def test_normalize_latex_leaves_code_untouched(text: str) -> None:
+    """Every fenced, indented and inline code span parses to the same content after the change."""
+    source = text.replace("\r", "")
+    assert _code_contents(normalize_latex(source)) == _code_contents(source)
+
+
 # --------------------------------------------------------------------------- safety
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(TEXT, LINKY_TEXT))
+def test_safe_markdown_leaves_no_raw_structure_tag(text: str) -> None:
+    """Rendered to HTML, safe text holds no raw details/summary tag, wherever it stood."""
+    rendered = MD.render(safe_markdown(text))
+    assert not re.findall(r"</?(?:details|summary)(?=[\s/>]|$)", rendered, re.IGNORECASE)
 
 
 def test_safe_markdown_escapes_structure_tags_outside_code_only() -> None:
