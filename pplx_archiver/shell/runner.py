@@ -18,6 +18,7 @@ from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import PplxError, exit_code_for
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.auth import SessionInfo, open_session
+from pplx_archiver.shell.deletions import DeletionReport, confirm, find_candidates
 from pplx_archiver.shell.listing import iter_threads
 from pplx_archiver.shell.pipeline import thread_id_from_arg
 from pplx_archiver.shell.progress import ProgressView, summary_text
@@ -41,7 +42,7 @@ def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOp
         limit=getattr(opts, "limit", None),
         dry_run=bool(getattr(opts, "dry_run", False)),
         force=bool(getattr(opts, "force", False)),
-        full=bool(getattr(opts, "full", False)) or command == "batch",
+        full=bool(getattr(opts, "full", False) or getattr(opts, "check_deleted", False)),
         early_stop=settings.early_stop,
         concurrency=settings.concurrency,
         page_limit=settings.page_limit,
@@ -77,6 +78,11 @@ async def run_command(
     try:
         async with open_session(settings, transport=transport) as (client, info):
             account = account_folder(info)
+            if command == "sync-deleted":
+                report = await _sync_deleted(client, archive, settings, bool(opts.online))
+                out.write(report.text(bool(opts.online)) + "\n")
+                log.info("DELETION_CHECK", **report.as_event())
+                return summary
             options = _options(settings, command, opts, account)
             ids = getattr(opts, "thread", None)
             if ids:
@@ -108,6 +114,12 @@ async def run_command(
                     summary = await run.execute()
                 finally:
                     summary = run.summary
+            if getattr(opts, "check_deleted", False) and not options.dry_run:
+                report = DeletionReport(listed=summary.listed)
+                report.candidates = find_candidates(archive, run.listed_ids, summary.listed)
+                await confirm(client, archive, report)
+                out.write(report.text(True) + "\n")
+                log.info("DELETION_CHECK", **report.as_event())
     except PplxError as exc:
         exit_code = exit_code_for(exc)
         raise
@@ -121,6 +133,22 @@ async def run_command(
         if summary.listed or summary.total:
             out.write(summary_text(summary, out_dir=str(settings.out_dir)) + "\n")
     return summary
+
+
+async def _sync_deleted(
+    client: Any, archive: Archive, settings: Settings, online: bool
+) -> DeletionReport:
+    """List everything, find archived threads missing from it, confirm them when online."""
+    listed: set[str] = set()
+    async for row in iter_threads(
+        client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
+    ):
+        listed.add(row.thread_id)
+    report = DeletionReport(listed=len(listed))
+    report.candidates = find_candidates(archive, listed, len(listed))
+    if online:
+        await confirm(client, archive, report)
+    return report
 
 
 def _print(out: IO[str], line: str) -> None:

@@ -143,6 +143,7 @@ class Run:
         self.on_plan = on_plan or (lambda _summary: None)
         self._fatal: BaseException | None = None
         self._decisions: list[str] = []
+        self.listed_ids: set[str] = set()
 
     # -- listing ---------------------------------------------------------------------------
     async def _plan(self) -> list[ListingRow]:
@@ -151,6 +152,7 @@ class Run:
         to_fetch: list[ListingRow] = []
         async for row in self.lister():
             self.summary.listed += 1
+            self.listed_ids.add(row.thread_id)
             stored = self.store.stored_state(row.thread_id)
             decision = planning.decide(row, stored, force=self.options.force)
             self._decisions.append(decision)
