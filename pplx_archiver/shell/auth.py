@@ -86,7 +86,11 @@ class Credential:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """What the session probe found; ``email_masked`` is safe to print."""
+    """What the session probe found; ``email_masked`` is safe to print.
+
+    ``username`` is the account's user name (``user.username``): the archive's account folder
+    and the ``author_username`` of the account's own threads in space listings.
+    """
 
     account_id: str | None
     email_masked: str
@@ -94,6 +98,7 @@ class SessionInfo:
     era: str | None
     logged_in: bool
     expires: str | None = None
+    username: str | None = None
 
 
 def mask_email(email: str | None) -> str:
@@ -248,6 +253,7 @@ def session_info(decoded: Any, era: str | None) -> SessionInfo:
             break
     account = user.get("id")
     expires = decoded.get("expires")
+    username = user.get("username")
     return SessionInfo(
         account_id=str(account) if account else None,
         email_masked=mask_email(user.get("email") if isinstance(user.get("email"), str) else ""),
@@ -255,6 +261,7 @@ def session_info(decoded: Any, era: str | None) -> SessionInfo:
         era=era,
         logged_in=True,
         expires=expires if isinstance(expires, str) else None,
+        username=username if isinstance(username, str) and username else None,
     )
 
 

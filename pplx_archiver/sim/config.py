@@ -55,6 +55,11 @@ class SimConfig:
       number of serialized thread-detail pages kept in the server's LRU.
     GraphQL:
       ``graphql_hashes`` accepted persisted-query hashes.
+    Shared space:
+      ``shared_space_threads`` > 0 adds one more space, owned by another user named
+      ``shared_space_owner`` (a hostile name on purpose) and shared with the account; the
+      oldest ``shared_space_threads`` generated threads (at most all of them) become that user's threads in it: not
+      in the account's own library listings, but listed by the space and fetchable.
     """
 
     threads: int = DEFAULT_THREADS
@@ -91,6 +96,8 @@ class SimConfig:
     transient_404: int = 0
     asset_url_ttl_s: int = 900
     cache_size: int = 512
+    shared_space_threads: int = 0
+    shared_space_owner: str = "Ana Ñ/../other:user"
 
     def __post_init__(self) -> None:
         problems = []
@@ -111,5 +118,7 @@ class SimConfig:
             value = getattr(self, rate_name)
             if not 0.0 <= value <= 1.0:
                 problems.append(f"{rate_name} must be within [0, 1], got {value}")
+        if self.shared_space_threads < 0:
+            problems.append(f"shared_space_threads must be >= 0, got {self.shared_space_threads}")
         if problems:
             raise ValueError("invalid SimConfig: " + "; ".join(problems))

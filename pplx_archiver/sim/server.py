@@ -311,6 +311,10 @@ class SimServer:
             cache_key,
             lambda: self._thread_body(self.state.plan(index), blocks, key, limit, origin, expires),
         )
+        if index in self.state.shared:  # another user's thread in a shared space
+            author = orjson.dumps(self.state.author_of(index))
+            body = body.replace(b'"author_username":"' + build.AUTHOR.encode() + b'"',
+                                b'"author_username":' + author)  # fmt: skip
         return self._finish(Response(body, media_type="application/json"))
 
     def _thread_body(
@@ -412,7 +416,7 @@ class SimServer:
             item.update(
                 has_next_page=more,
                 total_threads=len(members) * 3 + 2,
-                author_username=build.AUTHOR,
+                author_username=self.state.author_of(index),
                 author_image=None,
                 updated_datetime=item["last_query_datetime"],
             )

@@ -28,7 +28,7 @@ from pplx_archiver.sim.account import (
     terminal_state,
     thread_uuid,
 )
-from pplx_archiver.sim.build import space_object
+from pplx_archiver.sim.build import AUTHOR, space_object
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.truth import thread_truth
 
@@ -56,6 +56,9 @@ class AccountState:
         self.detail_hits: dict[int, int] = {}
         self._members: dict[int, list[int]] | None = None
         self._spaces: list[Json] | None = None
+        # Threads of another user in a space shared with the account (SimConfig docstring).
+        self.shared = frozenset(range(max(0, self.size - config.shared_space_threads), self.size))
+        self.shared_space = space_count(self.size) if self.shared else None
         if config.deleted_rate > 0 or config.expired_rate > 0:
             for i in range(self.size):
                 state = terminal_state(self.seed, i, config.deleted_rate, config.expired_rate)
@@ -92,6 +95,8 @@ class AccountState:
         )
         if plan.state != state:
             plan = dataclasses.replace(plan, state=state)
+        if index in self.shared and plan.space != self.shared_space:
+            plan = dataclasses.replace(plan, space=self.shared_space)
         return plan
 
     def status(self, index: int) -> str:
@@ -115,7 +120,9 @@ class AccountState:
     def _excluded_sorted(self) -> list[int]:
         if self._excluded is None:
             moved = {i for i in self._top if i < self.size}
-            self._excluded = sorted(moved | {i for i in self._deleted if i < self.size})
+            self._excluded = sorted(
+                moved | self.shared | {i for i in self._deleted if i < self.size}
+            )
         return self._excluded
 
     def listed_count(self) -> int:
@@ -164,14 +171,37 @@ class AccountState:
                 self._spaces.append(
                     space_object(self.seed, k, uuid, len(members.get(k, [])), T0_US - k * 3600)
                 )
+            if self.shared_space is not None:
+                self._spaces.append(self._shared_space_object(rng, len(self.shared)))
         return self._spaces
+
+    def _shared_space_object(self, rng: random.Random, count: int) -> Json:
+        k = self.shared_space
+        assert k is not None
+        uuid = ids.make_id(rng, self.seed, ids.OTHER, k)
+        space = space_object(self.seed, k, uuid, count, T0_US - k * 3600)
+        owner = self.config.shared_space_owner
+        space.update(
+            title="Shared with you: team notes",
+            description="A space another user shared with this account",
+            instructions="Answer briefly.\nCite | sources.",
+            user_permission=1,
+            owner_user={"username": owner, "permission": 4, "image": None, "name": owner},
+            contributor_users=[{"username": AUTHOR, "permission": 1, "image": None}],
+            is_invited=True,
+        )
+        return space
+
+    def author_of(self, index: int) -> str:
+        """The username of the thread's author (another user for shared-space threads)."""
+        return self.config.shared_space_owner if index in self.shared else AUTHOR
 
     def members(self) -> dict[int, list[int]]:
         """Thread indices of each space in listing order (computed once, lazily)."""
         if self._members is None:
             out: dict[int, list[int]] = {}
             for i in range(self.total):
-                k = space_of(self.seed, i, self.size)
+                k = self.shared_space if i in self.shared else space_of(self.seed, i, self.size)
                 if k is not None:
                     out.setdefault(k, []).append(i)
             self._members = out
