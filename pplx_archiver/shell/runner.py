@@ -23,6 +23,7 @@ from pplx_archiver.shell.listing import iter_threads
 from pplx_archiver.shell.pipeline import thread_id_from_arg
 from pplx_archiver.shell.progress import ProgressView, summary_text
 from pplx_archiver.shell.scheduler import Run, RunOptions, RunSummary
+from pplx_archiver.shell.spaces import SpacesHook
 from pplx_archiver.shell.store import Archive
 
 log = structlog.get_logger()
@@ -94,6 +95,14 @@ async def run_command(
                         client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
                     )
 
+            # --include-spaces (shell/spaces.py): others' space threads, then the library.
+            spaces: SpacesHook | None = None
+            if getattr(opts, "include_spaces", False) and not ids:
+                spaces = SpacesHook(client, archive, lister, own_username=info.username,
+                                    incremental=not options.full and options.early_stop > 0,
+                                    force=options.force)  # fmt: skip
+                lister = spaces.rows
+
             def counters() -> dict[str, int]:
                 stats = client.stats()
                 return {"retries": stats.retries, "rate_limited": stats.rate_limited}
@@ -102,7 +111,7 @@ async def run_command(
             with ProgressView(enabled=show_bar, counters=counters) as view:
                 run = Run(
                     client,
-                    archive,
+                    spaces.store if spaces is not None else archive,
                     lister,
                     options,
                     run_id=run_id,
@@ -114,6 +123,8 @@ async def run_command(
                     summary = await run.execute()
                 finally:
                     summary = run.summary
+            if spaces is not None and not options.dry_run:  # --include-spaces: index pages
+                spaces.write_pages(settings.out_dir)
             if getattr(opts, "check_deleted", False) and not options.dry_run:
                 report = DeletionReport(listed=summary.listed)
                 report.candidates = find_candidates(archive, run.listed_ids, summary.listed)
