@@ -1,23 +1,28 @@
 """The simulator's account as render inputs: plain pages, blocks pages when needed, truth.
 
-Pages are produced the way the simulator serves them (newest window first, cursor paging)
-without HTTP, so the core can be checked and benchmarked on thousands of threads fast.
+Everything goes through the simulator's public HTTP interface, in process
+(``httpx.ASGITransport``): the listing, cursor-paged thread detail in both flavours (the
+blocks fetch only when :func:`needs_blocks` says so, like the shell) and ``/__sim/truth``.
+The pages are collected once and cached per (size, seed), so tests and the benchmark
+render the same inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
 from typing import Any
 
-import orjson
+import anyio
+import httpx
 
 from pplx_archiver.core.model import ListingRow, RawPage, SpaceRef, ThreadInput
 from pplx_archiver.core.render import needs_blocks
-from pplx_archiver.sim import build
 from pplx_archiver.sim.config import SimConfig
-from pplx_archiver.sim.server import SimServer
+from pplx_archiver.sim.server import create_app
 
-ORIGIN = "http://sim.test"
+PARAMS = [("version", "2.18"), ("source", "default")]
+BLOCKS = [*PARAMS, ("with_schematized_response", "true"), ("with_parent_info", "true"),
+          ("limit", "100"), ("offset", "0"), ("from_first", "false")]  # fmt: skip
 
 
 def _listing(item: dict[str, Any]) -> ListingRow:
@@ -34,41 +39,58 @@ def _listing(item: dict[str, Any]) -> ListingRow:
     )
 
 
-def _pages(server: SimServer, index: int, blocks: bool, limit: int) -> tuple[RawPage, ...]:
-    plan = server.state.plan(index)
+async def _pages(
+    client: httpx.AsyncClient, thread_id: str, params: list[tuple[str, str]]
+) -> tuple[RawPage, ...]:
     pages: list[RawPage] = []
     cursor: str | None = None
-    for _ in range(200):
-        key = server._cursor_key(cursor, plan) if cursor else None
-        body = orjson.loads(server._thread_body(plan, blocks, key, limit, ORIGIN, 1))
-        params = [("version", "2.18"), ("source", "default")]
-        if cursor:
-            params.append(("cursor", cursor))
-        pages.append(
-            RawPage({"method": "GET", "path": f"/rest/thread/{plan.uuid}", "params": params}, body)
-        )
+    seen: set[str] = set()
+    path = f"/rest/thread/{thread_id}"
+    while True:
+        query = [*params, ("cursor", cursor)] if cursor else list(params)
+        response = await client.get(path, params=query)
+        response.raise_for_status()
+        body = response.json()
+        pages.append(RawPage({"method": "GET", "path": path, "params": query}, body))
         cursor = body.get("next_cursor")
-        if not body.get("has_next_page") or not cursor:
-            break
-    return tuple(pages)
+        if not body.get("has_next_page") or not cursor or cursor in seen:
+            return tuple(pages)
+        seen.add(cursor)
 
 
-def account(
-    threads: int = 2000, seed: int = 7, limit: int = 20
-) -> Iterator[tuple[ThreadInput, dict[str, Any]]]:
-    """(render input, truth record) for every thread of the simulated account."""
-    server = SimServer(SimConfig(threads=threads, seed=seed), clock=lambda: 1_790_000_000.0)
-    truth = server.state.truth()["threads"]
-    spaces = server.state.spaces()
-    for number, record in enumerate(truth):
-        _kind, index = server.state.lookup(record["uuid"])
-        assert index is not None
-        plan = server.state.plan(index)
-        listing = _listing(
-            build.list_item(plan, number, spaces if plan.space is not None else None)
-        )
-        plain = _pages(server, index, False, limit)
-        blocks: tuple[RawPage, ...] = ()
-        if needs_blocks(plain, listing):
-            blocks = _pages(server, index, True, limit)
-        yield ThreadInput(plan.uuid, plain, blocks, listing), record
+async def _collect(threads: int, seed: int) -> list[tuple[ThreadInput, dict[str, Any]]]:
+    app = create_app(SimConfig(threads=threads, seed=seed), clock=lambda: 1_790_000_000.0)
+    cookies = app.sim.sessions.cookies()  # type: ignore[attr-defined]
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://sim.test", cookies=cookies
+    ) as client:
+        items: list[dict[str, Any]] = []
+        while True:
+            r = await client.post(
+                "/rest/thread/list_ask_threads",
+                params=PARAMS,
+                json={"limit": 100, "offset": len(items), "ascending": False},
+            )
+            r.raise_for_status()
+            page = r.json()
+            if not page:
+                break
+            items.extend(page)
+        truth = {t["uuid"]: t for t in (await client.get("/__sim/truth")).json()["threads"]}
+        out = []
+        for item in items:
+            listing = _listing(item)
+            plain = await _pages(client, listing.thread_id, PARAMS)
+            blocks: tuple[RawPage, ...] = ()
+            if needs_blocks(plain, listing):
+                blocks = await _pages(client, listing.thread_id, BLOCKS)
+            out.append((ThreadInput(listing.thread_id, plain, blocks, listing),
+                        truth[item["uuid"]]))  # fmt: skip
+        return out
+
+
+@functools.lru_cache(maxsize=2)
+def account(threads: int = 2000, seed: int = 7) -> tuple[tuple[ThreadInput, dict[str, Any]], ...]:
+    """(render input, truth record) for every listed thread of the simulated account."""
+    return tuple(anyio.run(_collect, threads, seed))
