@@ -1,22 +1,30 @@
-"""One thread end to end: fetch its pages, decide on blocks, render, return what to write.
+"""One thread end to end: fetch its pages, decide on blocks, fetch assets, render, return.
 
 The paging rules are the core's (:mod:`pplx_archiver.core.paginate`); this module only makes
 the requests the generator asks for and keeps each body's bytes verbatim for the raw files.
+Assets (issue 8): when the run installed an
+:class:`~pplx_archiver.shell.assets.AssetSession` (or one is passed), the asset versions the
+core finds are resolved in the same pass — downloaded into staging, reused, or written from
+the payload — and the thread is rendered once, with the report versions as ``downloads`` so
+``report.md`` exists. The writer commits the staged files with the thread.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from pplx_archiver.core.assets import extract_assets
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult, ThreadInput
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_raw_pages
 from pplx_archiver.core.render import needs_blocks, render_thread
 from pplx_archiver.errors import ConfigError
+from pplx_archiver.shell.assets import AssetOutcome, AssetSession, current_session
 
 
 class JsonApi(Protocol):
@@ -44,10 +52,26 @@ class FetchedThread:
     plain: FetchedPages
     blocks: FetchedPages | None
     result: RenderResult
+    assets: AssetOutcome | None = None
 
     @property
     def requests(self) -> int:
         return self.plain.record.pages + (self.blocks.record.pages if self.blocks else 0)
+
+    @property
+    def extra_files(self) -> Mapping[str, bytes]:
+        """Files to write besides the render's: ``assets/manifest.json`` and inline assets."""
+        return self.assets.files if self.assets is not None else {}
+
+    @property
+    def staged_files(self) -> Mapping[str, Path]:
+        """Downloaded asset files to move into the thread folder (relative path → file)."""
+        return self.assets.staged if self.assets is not None else {}
+
+    @property
+    def assets_complete(self) -> bool:
+        """False when an asset version failed: the thread is retried by the next run."""
+        return self.assets.complete if self.assets is not None else True
 
 
 async def fetch_pages(api: JsonApi, thread_id: str, flavour: str, *, limit: int) -> FetchedPages:
@@ -69,9 +93,18 @@ async def fetch_pages(api: JsonApi, thread_id: str, flavour: str, *, limit: int)
 
 
 async def fetch_thread(
-    api: JsonApi, row: ListingRow, ctx: RenderContext, *, page_limit: int
+    api: JsonApi,
+    row: ListingRow,
+    ctx: RenderContext,
+    *,
+    page_limit: int,
+    assets: AssetSession | None = None,
 ) -> FetchedThread:
-    """Fetch plain pages, the schematized pages when the core needs them, and render."""
+    """Fetch plain pages, the schematized pages when the core needs them, the assets, render.
+
+    ``assets`` defaults to the session the running command installed
+    (:func:`~pplx_archiver.shell.assets.use_session`); without one, assets are left alone.
+    """
     plain = await fetch_pages(api, row.thread_id, PLAIN, limit=page_limit)
     blocks: FetchedPages | None = None
     if needs_blocks(plain.pages, row):
@@ -82,7 +115,14 @@ async def fetch_thread(
         blocks_pages=blocks.pages if blocks else (),
         listing=row,
     )
-    return FetchedThread(row, plain, blocks, render_thread(inp, ctx))
+    session = assets if assets is not None else current_session()
+    outcome: AssetOutcome | None = None
+    if session is not None:
+        refs = extract_assets(inp)
+        if refs:
+            outcome = await session.collect(row.thread_id, refs)
+            inp = dataclasses.replace(inp, downloads=outcome.reports)
+    return FetchedThread(row, plain, blocks, render_thread(inp, ctx), outcome)
 
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{2,199}$")

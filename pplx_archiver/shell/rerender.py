@@ -136,7 +136,7 @@ def listing_from_record(uuid: str, record: Mapping[str, Any]) -> ListingRow:
 
 
 def stored_downloads(folder: Path) -> tuple[AssetFile, ...]:
-    """Asset bytes listed in ``assets/manifest.json`` whose stored file exists."""
+    """Report bytes listed in ``assets/manifest.json`` whose stored file exists."""
     manifest_path = folder / ASSETS_DIR / "manifest.json"
     if not manifest_path.exists():
         return ()
@@ -146,6 +146,10 @@ def stored_downloads(folder: Path) -> tuple[AssetFile, ...]:
     for entry in entries:
         rel = entry.get("path")
         if not isinstance(rel, str) or not rel:
+            continue
+        # Issue 8: only report versions feed report.md, as in the online render (an entry
+        # without asset_type, from an older manifest, still counts).
+        if entry.get("asset_type", "RESEARCH_REPORT") != "RESEARCH_REPORT":
             continue
         path = _asset_path(folder, rel)
         if not path.is_file():

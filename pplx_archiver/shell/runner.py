@@ -17,6 +17,7 @@ from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import PplxError, exit_code_for
 from pplx_archiver.settings import Settings
+from pplx_archiver.shell.assets import open_assets
 from pplx_archiver.shell.auth import SessionInfo, open_session
 from pplx_archiver.shell.deletions import DeletionReport, confirm, find_candidates
 from pplx_archiver.shell.listing import iter_threads
@@ -120,7 +121,9 @@ async def run_command(
                     on_plan=lambda summary: _print(out, _plan_line(summary, options.dry_run)),
                 )
                 try:
-                    summary = await run.execute()
+                    # Issue 8: the workers fetch each thread's assets in the same pass.
+                    async with open_assets(settings, client, archive, transport=transport):
+                        summary = await run.execute()
                 finally:
                     summary = run.summary
             if spaces is not None and not options.dry_run:  # --include-spaces: index pages

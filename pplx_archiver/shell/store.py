@@ -204,6 +204,8 @@ class Archive:
         if row is None:
             return None
         complete = bool((row.completeness or {}).get("complete", False))
+        # Issue 8: a thread whose asset versions failed is archived but retried next run.
+        complete = complete and (row.completeness or {}).get("assets_complete", True) is not False
         if row.status == "done" and row.path and not (self.out / row.path).is_dir():
             complete = False  # the folder went away: fetch it again
         return planning.StoredState(
@@ -230,13 +232,25 @@ class Archive:
         run_id: int | None = None,
         *,
         listing: ListingRow | None = None,
+        staged_files: Mapping[str, Path] | None = None,
+        assets_complete: bool = True,
     ) -> CommitOutcome:
-        """Write one thread's files atomically and mark it done last (see module docstring)."""
+        """Write one thread's files atomically and mark it done last (see module docstring).
+
+        ``staged_files`` (issue 8): complete downloaded asset files (``assets/…`` → a file on
+        the archive's file system) moved into the thread folder with ``os.replace`` after the
+        raw files and before the thread is marked done. ``assets_complete=False`` is recorded
+        in the index's completeness so the next run retries the thread.
+        """
         uuid = result.thread_uuid
         extra = dict(extra_files or {})
         files = dict(result.files)
-        for rel in (*files, *extra):
+        staged = dict(staged_files or {})
+        for rel in (*files, *extra, *staged):
             check_file_key(rel)
+        for rel in staged:
+            if not rel.startswith(ASSETS_DIR + "/"):
+                raise StoreError(f"refusing staged file {rel!r}: only assets/ files are staged")
         previous = self.index.get(uuid)
         kept = self._kept_remote_deleted(previous)
         if kept and THREAD_JSON in files:
@@ -257,6 +271,7 @@ class Archive:
         source = old_folder if moving and old_folder else target
         changed = [k for k in wanted if not same_bytes(safe_join(source, *k.split("/")), wanted[k])]
 
+        changed += list(staged)  # staged asset files always land (issue 8)
         if previous is not None and previous.status == "done" and (moving or changed or stale):
             self.index.upsert(uuid, account, status="pending")
         moved_from: str | None = None
@@ -285,6 +300,18 @@ class Archive:
         for key in order:
             if write_atomic(safe_join(target, *key.split("/")), wanted[key]):
                 written += 1
+        # Issue 8: staged asset downloads are moved in (complete files only) before "done".
+        for key in sorted(staged):
+            dest = safe_join(target, *key.split("/"))
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(staged[key]).replace(dest)
+            except OSError as exc:
+                raise StoreError(f"{dest}: cannot move the downloaded asset in: {exc}") from exc
+            written += 1
+        if staged:
+            for parent in sorted({safe_join(target, *k.split("/")).parent for k in staged}):
+                fsync_dir(parent)
         removed = 0
         for key in sorted(stale):
             path = safe_join(target, *key.split("/"))
@@ -300,6 +327,8 @@ class Archive:
 
         record = result.record
         completeness = record.get("completeness")
+        if not assets_complete and isinstance(completeness, Mapping):  # issue 8
+            completeness = {**completeness, "assets_complete": False}
         interruptions = record.get("interruptions")
         self.index.mark_done(
             uuid,
@@ -323,7 +352,7 @@ class Archive:
         return CommitOutcome(
             path=rel,
             written=written,
-            unchanged=len(wanted) - written,
+            unchanged=len(wanted) + len(staged) - written,
             moved_from=moved_from,
             removed=removed,
         )
@@ -337,8 +366,11 @@ class Archive:
             fetched.plain.raw_file,
             fetched.blocks.raw_file if fetched.blocks is not None else None,
             row.updated_at,
+            extra_files=getattr(fetched, "extra_files", None),  # issue 8: assets/manifest.json
             run_id=run_id,
             listing=row,
+            staged_files=getattr(fetched, "staged_files", None),
+            assets_complete=getattr(fetched, "assets_complete", True),
         )
         return outcome.as_fields()
 

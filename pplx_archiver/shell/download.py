@@ -1,0 +1,254 @@
+"""CDN downloads of asset files: their own client and budget, streamed to disk, size-checked.
+
+Signed asset URLs point at CDN or object-store hosts (CloudFront, S3) and need no session: the
+:class:`CdnDownloader` owns a plain :class:`httpx.AsyncClient` with no cookie jar, no auth and
+no environment proxies, so nothing of the user's session ever reaches those hosts — not even
+through a redirect (redirects are followed by that same credential-less client, at most
+:data:`MAX_REDIRECTS` hops). Its concurrency budget (a :class:`anyio.CapacityLimiter` kept in
+step with the pool size) and its :class:`~pplx_archiver.shell.ratelimit.RateLimiter` are
+separate from the API's.
+
+A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
+the stream is aborted as soon as it passes ``max_bytes`` (:class:`AssetTooLargeError`), a body
+shorter or longer than its ``Content-Length`` is refused and retried, and only a complete
+body is fsynced and renamed to its staged name. Expired signed URLs (403/410/400 from the CDN,
+or an expiry parameter already in the past: :func:`url_expired`) raise
+:class:`UrlExpiredError`; the caller refreshes the URL through the API and retries once.
+
+Errors (all :class:`~pplx_archiver.errors.FetchError`)::
+
+    AssetDownloadError        reason: short text for the manifest (no URL query in it)
+    ├── UrlExpiredError       the signed URL is no longer accepted
+    └── AssetTooLargeError    more than max_bytes (announced or received)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import http.cookiejar
+import os
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+import anyio
+import httpx
+
+from pplx_archiver.errors import FetchError
+from pplx_archiver.shell.ratelimit import RateLimiter
+
+MAX_REDIRECTS = 5
+CHUNK = 64 * 1024
+EXPIRED_STATUSES = frozenset({400, 403, 410})
+TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+DEFAULT_CDN_RATE = 20.0
+DEFAULT_ATTEMPTS = 3
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class AssetDownloadError(FetchError):
+    """An asset download failed; ``reason`` is safe to store in the manifest and to log."""
+
+    def __init__(self, reason: str, *, status: int | None = None, transient: bool = False) -> None:
+        super().__init__(reason, status=status)
+        self.reason = reason
+        self.transient = transient
+
+
+class UrlExpiredError(AssetDownloadError):
+    """The CDN refused the signed URL (expired or no longer valid)."""
+
+
+class AssetTooLargeError(AssetDownloadError):
+    """The asset is larger than the configured maximum; ``seen`` bytes were announced/read."""
+
+    def __init__(self, limit: int, seen: int) -> None:
+        super().__init__(f"larger than the {limit}-byte limit", status=None)
+        self.limit = limit
+        self.seen = seen
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Downloaded:
+    """A complete downloaded body in the staging folder."""
+
+    path: Path
+    size: int
+    sha256: str
+    content_type: str
+
+
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """A jar policy that keeps nothing: CDN answers never plant cookies for later requests."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+
+def url_path(url: str | None) -> str | None:
+    """The path of a URL, never its query (safe to store and log)."""
+    if not url:
+        return None
+    return urlsplit(url).path or "/"
+
+
+def url_expired(url: str, now: float) -> bool:
+    """True when a signed URL's expiry parameter is already in the past at ``now`` (epoch s).
+
+    Understands CloudFront/S3-v2 ``Expires=<epoch>`` and S3-v4 ``X-Amz-Date`` +
+    ``X-Amz-Expires``; a URL without them is not known to be expired.
+    """
+    params = {k.lower(): v for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)}
+    expires = params.get("expires", "")
+    if expires.isdigit():
+        return int(expires) <= now
+    amz_date, amz_expires = params.get("x-amz-date", ""), params.get("x-amz-expires", "")
+    if amz_date and amz_expires.isdigit():
+        try:
+            start = datetime.strptime(amz_date, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        except ValueError:
+            return False
+        return start.timestamp() + int(amz_expires) <= now
+    return False
+
+
+class CdnDownloader:
+    """Downloads signed URLs under the CDN budget into a staging folder (see module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        concurrency: int = 4,
+        max_bytes: int = 200 * 1024 * 1024,
+        rate: float = DEFAULT_CDN_RATE,
+        timeout: float = 60.0,
+        attempts: int = DEFAULT_ATTEMPTS,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep = anyio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"asset concurrency must be at least 1, got {concurrency}")
+        if max_bytes < 0:
+            raise ValueError(f"max asset bytes must be >= 0, got {max_bytes}")
+        self.max_bytes = max_bytes
+        self.attempts = max(1, attempts)
+        self.capacity = anyio.CapacityLimiter(concurrency)
+        self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
+        self._sleep = sleep
+        self._http = httpx.AsyncClient(
+            transport=transport,
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+            timeout=httpx.Timeout(timeout, connect=min(30.0, timeout)),
+            follow_redirects=True,
+            max_redirects=MAX_REDIRECTS,
+            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+            trust_env=False,
+            headers={"Accept": "*/*", "Accept-Encoding": "identity"},
+        )
+        self.requests = 0
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> CdnDownloader:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def download(self, url: str, dest: Path) -> Downloaded:
+        """Stream ``url`` to ``dest`` (a staging path); retry transient failures a few times."""
+        for attempt in range(1, self.attempts + 1):
+            try:
+                async with self.capacity:
+                    await self.limiter.acquire()
+                    return await self._fetch_once(url, dest)
+            except AssetDownloadError as exc:
+                if not exc.transient or attempt == self.attempts:
+                    raise
+                if exc.status == 429:
+                    self.limiter.on_throttle(None)
+                await self._sleep(0.5 * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _fetch_once(self, url: str, dest: Path) -> Downloaded:
+        self.requests += 1
+        part = dest.with_name(dest.name + ".part")
+        try:
+            async with self._http.stream("GET", url) as response:
+                self._check_status(response)
+                announced = _content_length(response)
+                if announced is not None and announced > self.max_bytes:
+                    raise AssetTooLargeError(self.max_bytes, announced)
+                size, digest = await self._stream_to(response, part)
+                if announced is not None and announced != size:
+                    raise AssetDownloadError(
+                        f"body of {size} bytes, Content-Length said {announced}", transient=True
+                    )
+                ctype = response.headers.get("content-type", "")
+        except httpx.TooManyRedirects:
+            _discard(part)
+            raise AssetDownloadError(f"more than {MAX_REDIRECTS} redirects") from None
+        except httpx.HTTPError as exc:
+            _discard(part)
+            raise AssetDownloadError(
+                f"connection failed ({type(exc).__name__})", transient=True
+            ) from None
+        except BaseException:
+            _discard(part)
+            raise
+        await anyio.to_thread.run_sync(os.replace, part, dest)
+        self.limiter.on_success()
+        return Downloaded(dest, size, digest, ctype)
+
+    def _check_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status == 200:
+            return
+        if status in EXPIRED_STATUSES:
+            raise UrlExpiredError(f"CDN refused the signed URL (HTTP {status})", status=status)
+        if status in TRANSIENT_STATUSES:
+            raise AssetDownloadError(f"CDN error (HTTP {status})", status=status, transient=True)
+        if status == 404:
+            raise AssetDownloadError("not on the CDN (HTTP 404)", status=404)
+        raise AssetDownloadError(f"unexpected CDN answer (HTTP {status})", status=status)
+
+    async def _stream_to(self, response: httpx.Response, part: Path) -> tuple[int, str]:
+        """Write the body to ``part`` (fsynced); abort as soon as it passes ``max_bytes``."""
+        digest = hashlib.sha256()
+        size = 0
+        part.parent.mkdir(parents=True, exist_ok=True)
+        async with await anyio.open_file(part, "wb") as fh:
+            async for chunk in response.aiter_bytes(CHUNK):
+                size += len(chunk)
+                if size > self.max_bytes:
+                    raise AssetTooLargeError(self.max_bytes, size)
+                digest.update(chunk)
+                await fh.write(chunk)
+            await fh.flush()
+            await anyio.to_thread.run_sync(os.fsync, fh.wrapped.fileno())
+        return size, digest.hexdigest()
+
+
+def _content_length(response: httpx.Response) -> int | None:
+    """The announced body size, when it describes the bytes we store (no content coding)."""
+    if response.headers.get("content-encoding", "identity").lower() not in ("", "identity"):
+        return None
+    value = response.headers.get("content-length", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _discard(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
