@@ -4,7 +4,9 @@ One :class:`RateLimiter` serves every worker of a run. :meth:`RateLimiter.acquir
 a token (``rate`` tokens per second, at most ``burst`` saved up). When the server pushes back
 (429 or a Cloudflare challenge) the caller reports it with :meth:`RateLimiter.on_throttle`:
 the rate is cut multiplicatively (``× decrease``, never below ``floor``) and *every* waiter is
-paused until ``now + retry_after`` (or a growing backoff when the server gave no hint). After
+paused until ``now + retry_after`` (or a growing backoff when the server gave no hint); the
+rate is cut once per pause (the other answers of the same episode were already in flight and
+only extend the pause). After
 ``success_window`` successes in a row :meth:`RateLimiter.on_success` raises the rate again by
 ``increase`` requests/s, up to the configured ceiling. The clock and the sleep are injected,
 so tests drive the limiter in zero time and assert exact waits.
@@ -151,7 +153,10 @@ class RateLimiter:
         self._throttles += 1
         self._throttles_in_row += 1
         self._streak = 0
-        self._rate = max(self._floor, self._rate * self._decrease)
+        if now >= self._paused_until:
+            # One cut per episode: answers to requests already in flight when the first
+            # throttle of a pause arrived say nothing new about the rate.
+            self._rate = max(self._floor, self._rate * self._decrease)
         if retry_after is not None and retry_after >= 0:
             pause = float(retry_after)
         else:
