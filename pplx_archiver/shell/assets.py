@@ -386,7 +386,7 @@ class AssetSession:
         if ref.is_handle:
             entry.update(status=HANDLE, reason="toolu_ handle: no download channel")
         elif ref.url:
-            await self._download(item, dest)
+            await self._download(item, dest, old)
         elif ref.inline_content is not None:
             data = ref.inline_content.encode("utf-8")
             item.inline = data
@@ -400,11 +400,16 @@ class AssetSession:
         else:
             entry.update(status=NO_CHANNEL, reason="no URL and no inline content")
 
-    async def _download(self, item: _Item, dest: Path) -> None:
+    async def _download(self, item: _Item, dest: Path, old: Mapping[str, Any] | None) -> None:
         ref, entry = item.ref, item.entry
         url = ref.url or ""
         if self.downloader is None:
-            entry.update(status=MISSING, reason="not downloaded (offline)")
+            if old is not None and old.get("status") in (TOO_LARGE, FAILED):
+                # Offline: keep what the last online attempt found.
+                keep = ("status", "reason", "bytes_seen")
+                entry.update({k: old[k] for k in keep if k in old})
+            else:
+                entry.update(status=MISSING, reason="not downloaded (offline)")
             return
         refreshed = False
         try:

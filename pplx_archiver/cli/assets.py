@@ -1,0 +1,91 @@
+"""``pplx-export assets-backfill``: fill in the assets of an existing archive.
+
+Offline (default): inline assets are written from the stored raw files, stored versions are
+checked, downloadable ones not yet stored are recorded as missing. ``--online``: also
+refreshes their URLs and downloads them (needs a session, as ``batch`` does). Idempotent.
+Exit codes: 0 done; 1 a thread failed or (online) a version could not be downloaded; 2 usage
+or config error (including "no archive at --out"); 3 no usable session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.cli._run import fail, run_logging
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
+from pplx_archiver.settings import Settings, load_settings
+from pplx_archiver.shell.backfill import BackfillSummary, backfill
+from pplx_archiver.shell.store import INDEX_DIR, Archive
+
+
+async def _run(settings: Settings, online: bool, limit: int | None) -> BackfillSummary:
+    from pplx_archiver.shell.assets import open_assets
+
+    with Archive(settings.out_dir) as archive:
+        if not online:
+            async with open_assets(settings, None, archive, online=False) as session:
+                return await backfill(archive, session, lang=settings.lang, limit=limit)
+        from pplx_archiver.shell.auth import open_session
+
+        async with (
+            open_session(settings) as (client, _info),
+            open_assets(settings, client, archive) as session,
+        ):
+            return await backfill(archive, session, lang=settings.lang, limit=limit)
+
+
+@app.command("assets-backfill")
+def assets_backfill(
+    out: Path | None = typer.Option(None, "--out", "-o", help="Archive root folder."),
+    online: bool = typer.Option(
+        False, "--online", help="Refresh URLs and download missing versions (needs a session)."
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="At most N threads."),
+    lang: str | None = typer.Option(None, "--lang", help="Label language of the archive."),
+    log_format: str | None = typer.Option(
+        None, "--log-format", help="stderr log format: auto, json or console."
+    ),
+    base_url: str | None = typer.Option(None, "--base-url", help="API origin (with --online)."),
+    cookies: Path | None = typer.Option(None, "--cookies", help="Cookie file (with --online)."),
+    session_token: str | None = typer.Option(
+        None, "--session-token", help="Session token cookie value (with --online)."
+    ),
+    cookies_from: str | None = typer.Option(
+        None, "--cookies-from", help="Read cookies from a browser (with --online)."
+    ),
+) -> None:
+    """Write missing assets and manifests of an archive; --online downloads what is missing.
+
+    Reports are re-rendered into report.md when their bytes arrive. A second run changes
+    nothing. Threads whose assets stay incomplete are retried by the next sync.
+    """
+    try:
+        settings = load_settings(
+            {
+                "out_dir": out,
+                "lang": lang,
+                "log_format": log_format,
+                "base_url": base_url,
+                "cookies_file": cookies,
+                "session_token": session_token,
+                "cookies_from": cookies_from,
+            }
+        )
+        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
+            raise ConfigError(
+                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
+                "pass --out or set PPLX_OUT"
+            )
+        with run_logging(settings, "assets-backfill"):
+            summary = anyio.run(_run, settings, online, limit)
+    except (PplxError, OSError, KeyboardInterrupt) as exc:
+        raise typer.Exit(fail(exc)) from None
+    typer.echo(summary.line())
+    for failure in summary.failures:
+        typer.echo(f"  failed {failure['path']}: {failure['error']}")
+    bad = summary.failures or (online and summary.versions.get("failed", 0))
+    raise typer.Exit(EXIT_FAILURES if bad else EXIT_OK)
