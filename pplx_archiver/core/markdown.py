@@ -178,6 +178,7 @@ _HTML_BLOCKS: tuple[tuple[re.Pattern[str], re.Pattern[str] | None, bool], ...] =
 )
 
 PROSE, CODE, HTML, BLANK = "prose", "code", "html", "blank"
+_BLOCK_START = frozenset(" \t>-+*#`~<_=0123456789")  # first characters that may open a block
 
 
 @dataclasses.dataclass(slots=True)
@@ -201,10 +202,8 @@ def _blank(text: str) -> bool:
 
 def _html_start(rest: str, in_para: bool) -> tuple[re.Pattern[str] | None, bool] | None:
     """Return (end pattern, terminated-on-this-line) when ``rest`` opens an HTML block."""
-    if _indent(rest) > 3:
-        return None
     body = rest.lstrip(" ")
-    if not body.startswith("<"):
+    if not body.startswith("<") or len(rest) - len(body) > 3:
         return None
     for start, end, interrupts in _HTML_BLOCKS:
         if start.match(body) and (interrupts or not in_para):
@@ -254,6 +253,8 @@ def _starts_block(rest: str, in_table: bool, lazy: bool = False) -> bool:
 
 def _table_starts(head: str, delim: str) -> bool:
     """markdown-it's table start test for a header line and the delimiter line after it."""
+    if "|" not in head or "-" not in delim:
+        return False
     delim_body = delim.strip(" \t")
     if _indent(head) >= 4 or _indent(delim) >= 4 or not _TABLE_DELIM.match(delim_body):
         return False
@@ -297,12 +298,31 @@ def _scan(lines: Sequence[str]) -> _Scan:
     html_end: re.Pattern[str] | None = None
     html_at = 0
     para = -1
+    empty_item = -1  # depth of a list item opened on this line with no content yet
     expanded = [line.expandtabs(4) if "\t" in line else line for line in lines]
     for index, line in enumerate(expanded):
+        if not containers and line and leaf in ("", "para", "table"):
+            # fast path: a line starting with a character that opens no block is paragraph text
+            if line[0] not in _BLOCK_START and ("|" not in line or leaf == "table"):
+                if leaf == "":
+                    para += 1
+                    leaf = "para"
+                elif leaf == "table":
+                    tables.add(index)
+                kinds.append(PROSE)
+                paras.append(para)
+                continue
+        elif not containers and leaf == "fence" and line.lstrip(" ")[:1] != fence_char:
+            kinds.append(CODE)  # fast path: fence content that cannot be the closing line
+            paras.append(-1)
+            continue
         pos = 0
         matched = 0
+        fresh, empty_item = empty_item, -1
         for width in containers:
             rest = line[pos:]
+            if matched == fresh and _blank(rest):
+                break  # an item may begin with at most one blank line
             if width < 0:
                 quote = _QUOTE.match(rest)
                 if quote is None:
@@ -373,6 +393,8 @@ def _scan(lines: Sequence[str]) -> _Scan:
                 break
             pos += min(item, len(rest))
             containers.append(item)
+            if _blank(line[pos:]):
+                empty_item = len(containers) - 1
             leaf = ""
         rest = line[pos:]
         if _blank(rest):

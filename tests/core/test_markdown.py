@@ -325,6 +325,17 @@ def test_safe_markdown_fence_in_list_item_is_not_closed_twice() -> None:
     assert safe_markdown(source) == source
 
 
+def test_safe_markdown_empty_list_item_then_blank_line_ends_the_item() -> None:
+    """After an empty item and a blank line the text is top-level, so an open comment is escaped."""
+    assert safe_markdown("- \n\n  <!-- open") == "- \n\n  &lt;!-- open"
+
+
+def test_safe_markdown_lazy_line_can_start_any_ordered_list() -> None:
+    """A lazy line like '2) x' starts a new list, so tags on it are judged at that level."""
+    source = "* a ```\n2) b ``` <summary>"
+    assert "<summary>" not in MD.render(safe_markdown(source))
+
+
 def test_details_block_shape() -> None:
     """details() wraps a body in a folded block with an escaped one-line summary."""
     out = details("Step <1>\n& more", "body </details>")
