@@ -43,7 +43,6 @@ from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.ratelimit import RateLimiter
 
 MAX_REDIRECTS = 5
-CHUNK = 64 * 1024
 EXPIRED_STATUSES = frozenset({400, 403, 410})
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 DEFAULT_CDN_RATE = 20.0
@@ -230,7 +229,7 @@ class CdnDownloader:
         size = 0
         part.parent.mkdir(parents=True, exist_ok=True)
         async with await anyio.open_file(part, "wb") as fh:
-            async for chunk in response.aiter_bytes(CHUNK):
+            async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > self.max_bytes:
                     raise AssetTooLargeError(self.max_bytes, size)

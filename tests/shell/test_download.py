@@ -1,0 +1,152 @@
+"""The CDN downloader: no credentials, streamed to staging, size checked, expiry recognised."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from pplx_archiver.shell.download import (
+    AssetDownloadError,
+    AssetTooLargeError,
+    CdnDownloader,
+    UrlExpiredError,
+    url_expired,
+    url_path,
+)
+
+CDN = "https://d2z0o16i8xm8ak.cloudfront.net/files/report.md?Expires=99&Signature=abc"
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None
+
+
+def _downloader(handler: httpx.MockTransport, **kw: int) -> CdnDownloader:
+    return CdnDownloader(transport=handler, sleep=_no_sleep, **kw)
+
+
+class _Chunks(httpx.AsyncByteStream):
+    """A body without Content-Length, sent in chunks."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.sent = 0
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            self.sent += 1
+            yield chunk
+
+
+async def test_streams_to_staging_with_hash(tmp_path: Path) -> None:
+    """A body lands complete under its staged name with its size and sha256; no part file."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=b"# hello\n", headers={"content-type": "text/markdown"})
+
+    async with _downloader(httpx.MockTransport(handler)) as cdn:
+        got = await cdn.download(CDN, tmp_path / "0.bin")
+    assert got.path.read_bytes() == b"# hello\n"
+    assert got.size == 8
+    assert got.sha256 == hashlib.sha256(b"# hello\n").hexdigest()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0.bin"]
+    assert "cookie" not in seen[0].headers and "authorization" not in seen[0].headers
+
+
+async def test_redirects_carry_no_credentials(tmp_path: Path) -> None:
+    """A redirect to another host is followed by the credential-less client: no cookie anywhere."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.host == "d2z0o16i8xm8ak.cloudfront.net":
+            return httpx.Response(
+                302,
+                headers={
+                    "location": "https://ppl-ai-file-upload.s3.amazonaws.com/x.md?X-Amz-Signature=s",
+                    "set-cookie": "tracker=1; Domain=amazonaws.com",
+                },
+            )
+        return httpx.Response(200, content=b"body")
+
+    async with _downloader(httpx.MockTransport(handler)) as cdn:
+        got = await cdn.download(CDN, tmp_path / "1.bin")
+    assert got.path.read_bytes() == b"body"
+    assert len(seen) == 2
+    for request in seen:
+        assert "cookie" not in request.headers
+        assert "authorization" not in request.headers
+
+
+async def test_announced_size_above_cap_is_refused(tmp_path: Path) -> None:
+    """A Content-Length above the cap is refused before any byte is written."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"x" * 100)
+
+    async with _downloader(httpx.MockTransport(handler), max_bytes=50) as cdn:
+        with pytest.raises(AssetTooLargeError) as info:
+            await cdn.download(CDN, tmp_path / "2.bin")
+    assert info.value.seen == 100 and info.value.limit == 50
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_stream_above_cap_is_aborted(tmp_path: Path) -> None:
+    """Without Content-Length the stream stops as soon as it passes the cap; nothing is kept."""
+    body = _Chunks([b"a" * 40, b"b" * 40, b"c" * 40, b"d" * 40])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=body)
+
+    async with _downloader(httpx.MockTransport(handler), max_bytes=50) as cdn:
+        with pytest.raises(AssetTooLargeError) as info:
+            await cdn.download(CDN, tmp_path / "3.bin")
+    assert info.value.seen == 80
+    assert body.sent == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_short_body_is_retried_then_refused(tmp_path: Path) -> None:
+    """A body shorter than its Content-Length is transient: retried, then reported."""
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(200, stream=_Chunks([b"abc"]), headers={"content-length": "10"})
+
+    async with _downloader(httpx.MockTransport(handler), attempts=3) as cdn:
+        with pytest.raises(AssetDownloadError) as info:
+            await cdn.download(CDN, tmp_path / "4.bin")
+    assert calls == 3
+    assert "Content-Length said 10" in info.value.reason
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("status", [400, 403, 410])
+async def test_refused_signature_is_expired(tmp_path: Path, status: int) -> None:
+    """403/410/400 from the CDN mean the signed URL is no longer accepted."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, content=b"<Error><Code>AccessDenied</Code></Error>")
+
+    async with _downloader(httpx.MockTransport(handler)) as cdn:
+        with pytest.raises(UrlExpiredError):
+            await cdn.download(CDN, tmp_path / "5.bin")
+
+
+def test_url_expiry_parameters() -> None:
+    """CloudFront Expires and S3 X-Amz-Date + X-Amz-Expires are read; others are not expired."""
+    assert url_expired("https://c/x?Expires=100&Signature=s", 100.0)
+    assert not url_expired("https://c/x?Expires=100&Signature=s", 99.0)
+    amz = "https://b.s3.amazonaws.com/x?X-Amz-Date=20260101T000000Z&X-Amz-Expires=900"
+    assert url_expired(amz, 1767225600 + 900)
+    assert not url_expired(amz, 1767225600 + 899)
+    assert not url_expired("https://c/x.md", 1e12)
+    assert url_path(CDN) == "/files/report.md"
