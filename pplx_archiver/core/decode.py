@@ -53,7 +53,7 @@ def _side_by_side(entry: Node) -> SideBySide | None:
 
 
 def _plain_steps(
-    entry: Node,
+    entry: Node, with_items: bool = True
 ) -> tuple[tuple[PlainStep, ...], str | None, tuple[WebResult, ...], bool]:
     """Plain ``text`` steps, the FINAL answer text and FINAL web results."""
     doc = entry.json("text")
@@ -71,7 +71,7 @@ def _plain_steps(
         kind = step.get_str("step_type")
         content = step.get_obj("content")
         items: tuple[Item, ...] = ()
-        if content is not None and kind.startswith("ASI_TOOL_"):
+        if with_items and content is not None and kind.startswith("ASI_TOOL_"):
             items = tuple(decode_item(i, 0) for i in content.get_list("workflow_items"))
         steps.append(
             PlainStep(
@@ -94,8 +94,12 @@ def _plain_steps(
     return tuple(steps), answer, results, True
 
 
-def decode_entry(node: Node) -> Entry:
-    """One entry object (plain or schematized) as a typed :class:`Entry`."""
+def decode_entry(node: Node, with_items: bool = True) -> Entry:
+    """One entry object (plain or schematized) as a typed :class:`Entry`.
+
+    ``with_items=False`` skips the workflow items of plain ``ASI_TOOL_*`` steps, used when
+    the schematized twin of the entry already carries the same workflow as blocks.
+    """
     node.as_obj()
     backend = node.get_text("backend_uuid")
     uuid = node.get_text("uuid")
@@ -114,7 +118,7 @@ def decode_entry(node: Node) -> Entry:
         updated = node_ts(node, "updated_us")
     if updated is None:
         updated = node_ts(node, "updated_datetime")
-    steps, final_answer, final_results, has_text = _plain_steps(node)
+    steps, final_answer, final_results, has_text = _plain_steps(node, with_items)
     sources_node = node.opt("sources")
     sources: tuple[WebResult, ...] = ()
     if sources_node is not None and isinstance(sources_node.v, list):
@@ -210,7 +214,10 @@ def _same_as_seen(
 
 
 def _collect(
-    pages: Sequence[RawPage], flavour: str, root: str
+    pages: Sequence[RawPage],
+    flavour: str,
+    root: str,
+    covered: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
     entries: dict[str, Entry] = {}
     background: dict[str, Entry] = {}
@@ -225,7 +232,10 @@ def _collect(
             for raw in body.get_list(key):
                 if _same_as_seen(raw.v, key, target, seen_raw):
                     continue
-                entry = decode_entry(raw)
+                raw_key = (
+                    raw.v.get("backend_uuid") or raw.v.get("uuid") if type(raw.v) is dict else None
+                )
+                entry = decode_entry(raw, raw_key not in covered)
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)
@@ -257,8 +267,14 @@ def _merge(plain: dict[str, Entry], schem: dict[str, Entry]) -> tuple[Entry, ...
 
 def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage]) -> Thread:
     """The typed thread of all fetched pages; PayloadError names any malformed value."""
-    p_entries, p_back, p_info, p_bodies = _collect(plain_pages, "plain", "plain_pages")
     s_entries, s_back, s_info, s_bodies = _collect(blocks_pages, "blocks", "blocks_pages")
+    covered = frozenset(
+        key
+        for group in (s_entries, s_back)
+        for key, entry in group.items()
+        if entry.blocks.workflow is not None
+    )
+    p_entries, p_back, p_info, p_bodies = _collect(plain_pages, "plain", "plain_pages", covered)
     entries = _merge(p_entries, s_entries)
     background = _merge(p_back, s_back)
     title = ""
