@@ -49,6 +49,10 @@ def assets_backfill(
     log_format: str | None = typer.Option(
         None, "--log-format", help="stderr log format: auto, json or console."
     ),
+    rate: float | None = typer.Option(
+        None, "--rate", help="Ceiling of API requests per second (URL refreshes) [default: 2]."
+    ),
+    burst: int | None = typer.Option(None, "--burst", min=1, help="Token-bucket burst."),
     base_url: str | None = typer.Option(None, "--base-url", help="API origin (with --online)."),
     cookies: Path | None = typer.Option(None, "--cookies", help="Cookie file (with --online)."),
     session_token: str | None = typer.Option(
@@ -69,6 +73,8 @@ def assets_backfill(
                 "out_dir": out,
                 "lang": lang,
                 "log_format": log_format,
+                "rate": rate,
+                "burst": burst,
                 "base_url": base_url,
                 "cookies_file": cookies,
                 "session_token": session_token,
