@@ -123,28 +123,31 @@ def decode_workflow(node: Node, depth: int) -> Workflow:
         c.get_text("text") if isinstance(c.v, dict) else c.as_str()
         for c in node.get_list("objective_chunks")
     )
+    ident, status, headline, mode, model, locked = node.get_strs(
+        "id", "status", "headline", "mode", "model", "locked_reason"
+    )
     return Workflow(
-        id=node.get_str("id"),
-        status=node.get_str("status"),
-        headline=node.get_str("headline"),
-        mode=node.get_str("mode"),
-        model=node.get_str("model"),
+        id=ident,
+        status=status,
+        headline=headline,
+        mode=mode,
+        model=model,
         objective=objective,
         is_anchor=node.get_bool("is_background_anchor"),
         completed_us=node_ts(node, "completed_at"),
         steps=steps,
         where=node,
-        locked_reason=node.get_str("locked_reason"),
+        locked_reason=locked,
     )
 
 
 def _decode_step(node: Node, depth: int) -> Step:
-    node.as_obj()
+    ident, title, status, tool = node.get_strs("id", "title", "status", "tool_name")
     return Step(
-        id=node.get_str("id"),
-        title=node.get_str("title"),
-        status=node.get_str("status"),
-        tool_name=node.get_str("tool_name"),
+        id=ident,
+        title=title,
+        status=status,
+        tool_name=tool,
         items=tuple(decode_item(i, depth) for i in node.get_list("items")),
         where=node,
     )

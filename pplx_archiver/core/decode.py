@@ -94,11 +94,13 @@ def _plain_steps(
     return tuple(steps), answer, results, True
 
 
-def decode_entry(node: Node, with_items: bool = True) -> Entry:
+def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) -> Entry:
     """One entry object (plain or schematized) as a typed :class:`Entry`.
 
     ``with_items=False`` skips the workflow items of plain ``ASI_TOOL_*`` steps, used when
-    the schematized twin of the entry already carries the same workflow as blocks.
+    the schematized twin of the entry already carries the same workflow as blocks;
+    ``with_text=False`` skips the plain ``text`` altogether (a background entry whose
+    schematized twin carries its workflow: only the workflow is rendered).
     """
     node.as_obj()
     backend = node.get_text("backend_uuid")
@@ -118,7 +120,10 @@ def decode_entry(node: Node, with_items: bool = True) -> Entry:
         updated = node_ts(node, "updated_us")
     if updated is None:
         updated = node_ts(node, "updated_datetime")
-    steps, final_answer, final_results, has_text = _plain_steps(node, with_items)
+    if with_text:
+        steps, final_answer, final_results, has_text = _plain_steps(node, with_items)
+    else:
+        steps, final_answer, final_results, has_text = (), None, (), False
     sources_node = node.opt("sources")
     sources: tuple[WebResult, ...] = ()
     if sources_node is not None and isinstance(sources_node.v, list):
@@ -235,7 +240,8 @@ def _collect(
                 raw_key = (
                     raw.v.get("backend_uuid") or raw.v.get("uuid") if type(raw.v) is dict else None
                 )
-                entry = decode_entry(raw, raw_key not in covered)
+                fresh = raw_key not in covered
+                entry = decode_entry(raw, fresh, fresh or key == "entries")
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)

@@ -136,6 +136,22 @@ class Node:
             raise Node(value, self, key).error(f"expected string, got {type_name(value)}")
         return value
 
+    def get_strs(self, *keys: str) -> list[str]:
+        """Several string fields at once ('' when absent/null); another type is an error."""
+        data = self.v if type(self.v) is dict else self.as_obj()
+        out: list[str] = []
+        for key in keys:
+            value = data.get(key)
+            if value is None:
+                out.append("")
+            elif type(value) is str:
+                out.append(value)
+            elif isinstance(value, str):
+                out.append(str(value))
+            else:
+                raise Node(value, self, key).error(f"expected string, got {type_name(value)}")
+        return out
+
     def get_text(self, key: str) -> str:
         """A scalar under ``key`` shown as text: strings as-is, numbers/booleans printed."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)

@@ -8,6 +8,7 @@ finding), never silence. What the web UI folds is rendered in full inside ``<det
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -70,15 +71,20 @@ def link(result: WebResult) -> str:
     return f"[{name}](<{url}>)" if url else name
 
 
+@functools.lru_cache(maxsize=8192)
+def _source_line(result: WebResult) -> str:
+    """The list-item text of one source (memoized: sources repeat across sections)."""
+    line = link(result)
+    if result.snippet.strip():
+        line += f" — {inline(result.snippet)}"
+    return line
+
+
 def source_list(results: Sequence[WebResult]) -> str:
     """A numbered list of sources with snippets."""
-    lines = []
-    for number, result in enumerate(results, 1):
-        line = f"{number}. {link(result)}"
-        if result.snippet.strip():
-            line += f" — {inline(result.snippet)}"
-        lines.append(line)
-    return "\n".join(lines)
+    return "\n".join(
+        f"{number}. {_source_line(result)}" for number, result in enumerate(results, 1)
+    )
 
 
 def _bullets(values: Sequence[str]) -> str:
@@ -307,12 +313,16 @@ KNOWN_PLAIN = frozenset(
 )
 
 
-def _generic(content: Node, scope: Scope) -> str:
+_SKIP_ALWAYS = frozenset({"goal_id"})
+_SKIP_ASI = frozenset({"goal_id", "workflow_items", "workflow_snapshots"})
+
+
+def _generic(content: Node, scope: Scope, skip: frozenset[str] = _SKIP_ALWAYS) -> str:
     """Any content object: short strings as a list, long text and structures fenced."""
     lines: list[str] = []
     blocks: list[str] = []
     for key, value in content.items():
-        if key == "goal_id" or value.v in (None, "", [], {}):
+        if key in skip or value.v in (None, "", [], {}):
             continue
         if isinstance(value.v, str) and "\n" not in value.v and len(value.v) < 300:
             lines.append(f"- {inline(key)}: {inline(value.v)}")
@@ -372,7 +382,7 @@ def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
         text = content.get_text("thought") or content.get_text("text")
         if text:
             return md.details(scope.label("thoughts"), block_text(text), trusted=True)
-    body = _generic(content, scope)
+    body = _generic(content, scope, _SKIP_ASI if kind.startswith("ASI_TOOL_") else _SKIP_ALWAYS)
     if kind in KNOWN_PLAIN or kind.startswith("MCP_TOOL_"):
         return f"{head}\n\n{body}" if body else head
     scope.findings.append(("UNKNOWN_STEP_TYPE", {"step_type": kind, "path": step.path}))
