@@ -73,7 +73,7 @@ async def run_command(
 ) -> RunSummary:
     """Run an archiving command against the service named by ``settings``."""
     out = stdout or sys.stdout
-    archive = Archive(settings.out_dir)
+    archive = Archive(settings.out_dir, group_commit=True)
     run_id = archive.begin_run(command)
     summary = RunSummary(command=command)
     exit_code = 0

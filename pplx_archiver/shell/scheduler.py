@@ -38,6 +38,11 @@ from pplx_archiver.shell.pipeline import FetchedThread, JsonApi, fetch_thread
 
 log = structlog.get_logger()
 
+# The writer makes written threads durable with one file-system sync per batch (group commit)
+# at most this often / this many threads apart; a crash before it leaves them ``pending``.
+GROUP_COMMIT_SECONDS = 1.0
+GROUP_COMMIT_SIZE = 64
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunOptions:
@@ -100,6 +105,13 @@ class Store(Protocol):
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
 
     def register_variants(self, records: Any, source: str) -> list[Any]: ...
+
+    def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
+
+    def flush_done(self) -> int: ...
+
+    @property
+    def unsynced(self) -> int: ...
 
 
 Lister = Callable[[], AsyncIterator[ListingRow]]
@@ -191,9 +203,11 @@ class Run:
         async with rows, out:
             async for row in rows:
                 with structlog.contextvars.bound_contextvars(thread_uuid=row.thread_id):
+                    kept = self.store.kept_record(row.thread_id)
+                    thread_ctx = dataclasses.replace(ctx, kept_record=kept) if kept else ctx
                     try:
                         fetched = await fetch_thread(
-                            self.api, row, ctx, page_limit=self.options.page_limit
+                            self.api, row, thread_ctx, page_limit=self.options.page_limit
                         )
                     except (AuthError, ChallengeAbort) as exc:
                         self._fatal = exc
@@ -205,10 +219,17 @@ class Run:
 
     # -- writer ----------------------------------------------------------------------------
     async def _write(self, outcomes: ObjectReceiveStream[_Outcome]) -> None:
+        last_flush = time.monotonic()
         async with outcomes:
             async for outcome in outcomes:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(self._apply, outcome)
+                    due = time.monotonic() - last_flush >= GROUP_COMMIT_SECONDS
+                    if self.store.unsynced and (due or self.store.unsynced >= GROUP_COMMIT_SIZE):
+                        await anyio.to_thread.run_sync(self.store.flush_done)
+                        last_flush = time.monotonic()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self.store.flush_done)
 
     def _apply(self, outcome: _Outcome) -> None:
         self.summary.done += 1

@@ -30,7 +30,13 @@ from pplx_archiver.core import plan as planning
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow, RenderResult, SpaceRef
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.fsutil import fsync_dir, safe_join, same_bytes, write_atomic
+from pplx_archiver.shell.fsutil import (
+    fsync_dir,
+    safe_join,
+    same_bytes,
+    sync_filesystem,
+    write_atomic,
+)
 from pplx_archiver.shell.index import Index, RunRow, ThreadRow
 from pplx_archiver.shell.registry import Registry, utc_now
 
@@ -120,8 +126,20 @@ def check_file_key(rel: str) -> None:
 class Archive:
     """One archive root: folders, the SQLite index and the answer-variant registry."""
 
-    def __init__(self, out_dir: Path, *, clock: Any = utc_now, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        out_dir: Path,
+        *,
+        clock: Any = utc_now,
+        read_only: bool = False,
+        group_commit: bool = False,
+    ) -> None:
         self.out = Path(out_dir)
+        # Group commit: files are written without a per-file fsync and a thread is marked done
+        # only by flush_done(), after one syncfs of the archive's file system has made every
+        # written file durable. Until then the thread is ``pending`` (retried after a crash).
+        self.group_commit = group_commit
+        self._unsynced: list[tuple[str, str, dict[str, Any]]] = []
         if read_only and not (self.out / INDEX_DIR / "archive.sqlite").is_file():
             raise StoreError(f"{self.out}: no archive here (no {INDEX_DIR}/archive.sqlite)")
         try:
@@ -139,8 +157,28 @@ class Archive:
         )
 
     def close(self) -> None:
-        """Close the index connection."""
+        """Mark group-committed threads done, then close the index connection."""
+        self.flush_done()
         self.index.close()
+
+    @property
+    def unsynced(self) -> int:
+        """Threads written but not yet marked done (group commit)."""
+        return len(self._unsynced)
+
+    def flush_done(self) -> int:
+        """Group commit: make every written file durable, then mark those threads done."""
+        if not self._unsynced:
+            return 0
+        batch, self._unsynced = self._unsynced, []
+        sync_filesystem(self.out)
+        for uuid, account, fields in batch:
+            self.index.mark_done(uuid, account, fields)
+        return len(batch)
+
+    def _sync_dir(self, path: Path) -> None:
+        if not self.group_commit:
+            fsync_dir(path)
 
     def __enter__(self) -> Archive:
         return self
@@ -285,8 +323,8 @@ class Archive:
                 old_folder.rename(target)
             except OSError as exc:
                 raise StoreError(f"{old_folder}: cannot move to {target}: {exc}") from exc
-            fsync_dir(target.parent)
-            fsync_dir(old_folder.parent)
+            self._sync_dir(target.parent)
+            self._sync_dir(old_folder.parent)
             _remove_empty_parents(old_folder.parent, stop=self.out)
             moved_from = old_rel
         target.mkdir(parents=True, exist_ok=True)
@@ -298,7 +336,8 @@ class Archive:
         order += sorted((k for k in files if k != THREAD_JSON), key=str)
         order += [THREAD_JSON] if THREAD_JSON in files else []
         for key in order:
-            if write_atomic(safe_join(target, *key.split("/")), wanted[key]):
+            path = safe_join(target, *key.split("/"))
+            if write_atomic(path, wanted[key], durable=not self.group_commit):
                 written += 1
         # Issue 8: staged asset downloads are moved in (complete files only) before "done".
         for key in sorted(staged):
@@ -311,7 +350,7 @@ class Archive:
             written += 1
         if staged:
             for parent in sorted({safe_join(target, *k.split("/")).parent for k in staged}):
-                fsync_dir(parent)
+                self._sync_dir(parent)
         removed = 0
         for key in sorted(stale):
             path = safe_join(target, *key.split("/"))
@@ -321,34 +360,36 @@ class Archive:
             except FileNotFoundError:
                 pass
         if removed:
-            fsync_dir(target)
+            self._sync_dir(target)
             if (target / "turns").is_dir():
-                fsync_dir(target / "turns")
+                self._sync_dir(target / "turns")
 
         record = result.record
         completeness = record.get("completeness")
         if not assets_complete and isinstance(completeness, Mapping):  # issue 8
             completeness = {**completeness, "assets_complete": False}
         interruptions = record.get("interruptions")
-        self.index.mark_done(
-            uuid,
-            account,
-            {
-                "mode": result.mode,
-                "title": result.title,
-                "path": rel,
-                "last_updated": listing_updated_at or _str_or_none(record.get("last_updated")),
-                "created": _str_or_none(record.get("created")),
-                "updated_in_run": run_id,
-                "completeness": completeness if isinstance(completeness, Mapping) else None,
-                "interruptions": interruptions if isinstance(interruptions, list) else None,
-                "variant_count": len(result.variants),
-                "listing": listing_to_json(listing)
-                if listing is not None
-                else (previous.listing if previous else None),
-                "archived_at": self._clock(),
-            },
-        )
+        fields: dict[str, Any] = {
+            "mode": result.mode,
+            "title": result.title,
+            "path": rel,
+            "last_updated": listing_updated_at or _str_or_none(record.get("last_updated")),
+            "created": _str_or_none(record.get("created")),
+            "updated_in_run": run_id,
+            "completeness": completeness if isinstance(completeness, Mapping) else None,
+            "interruptions": interruptions if isinstance(interruptions, list) else None,
+            "variant_count": len(result.variants),
+            "listing": listing_to_json(listing)
+            if listing is not None
+            else (previous.listing if previous else None),
+            "archived_at": self._clock(),
+        }
+        if self.group_commit and (written or removed or moved_from):
+            # Claim the folder now (pending); flush_done() marks it done after one syncfs.
+            self.index.upsert(uuid, account, **{**fields, "status": "pending"})
+            self._unsynced.append((uuid, account, fields))
+        else:
+            self.index.mark_done(uuid, account, fields)
         return CommitOutcome(
             path=rel,
             written=written,

@@ -93,4 +93,5 @@ def test_second_batch_fetches_nothing(sim300: RunningSim, tmp_path: Path) -> Non
     assert thread_requests == 0
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
     assert not [e for e in again.events if e["event"] == "ANSWER_VARIANT_DETECTED"]
-    assert "plan: 0 new, 0 updated, 0 retry, 300 unchanged" in again.output
+    assert "plan: 0 new, 0 updated, 0 retry, 50 unchanged" in again.output
+    assert [e for e in again.events if e["event"] == "LISTING_EARLY_STOP"]

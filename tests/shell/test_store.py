@@ -114,11 +114,11 @@ def test_crash_mid_commit_leaves_no_done_and_no_partial(
     real = store_mod.write_atomic
     calls: list[str] = []
 
-    def flaky(path: Path, data: bytes) -> bool:
+    def flaky(path: Path, data: bytes, **kw: bool) -> bool:
         calls.append(path.name)
         if path.name == "sources.json":
             raise StoreError("disk full")
-        return real(path, data)
+        return real(path, data, **kw)
 
     with Archive(tmp_path) as arc:
         arc.commit_thread("a", result(), raw(b"{}"), None, None)
@@ -144,10 +144,10 @@ def test_new_thread_crash_is_not_marked_done(
 
     real = store_mod.write_atomic
 
-    def boom(path: Path, data: bytes) -> bool:
+    def boom(path: Path, data: bytes, **kw: bool) -> bool:
         if path.name == "thread.json":
             raise StoreError("crash")
-        return real(path, data)
+        return real(path, data, **kw)
 
     monkeypatch.setattr(store_mod, "write_atomic", boom)
     with Archive(tmp_path) as arc:
@@ -163,9 +163,9 @@ def test_thread_json_is_written_after_every_other_file(
     order: list[str] = []
     real = store_mod.write_atomic
 
-    def spy(path: Path, data: bytes) -> bool:
+    def spy(path: Path, data: bytes, **kw: bool) -> bool:
         order.append(path.name)
-        return real(path, data)
+        return real(path, data, **kw)
 
     monkeypatch.setattr(store_mod, "write_atomic", spy)
     with Archive(tmp_path) as arc:
@@ -237,3 +237,32 @@ def test_hostile_names_stay_inside_out(tmp_path: Path, account: str, title: str,
         assert len(Path(rel).parts) == 3 and ".." not in Path(rel).parts
     finally:
         arc.close()
+
+
+def test_group_commit_marks_done_only_after_flush(tmp_path: Path) -> None:
+    """With group commit, written threads stay pending until flush_done syncs and marks them."""
+    arc = Archive(tmp_path, group_commit=True)
+    arc.commit_thread("a", result(), raw(b"{}"), None, None)
+    row = arc.get(result().thread_uuid)
+    assert row is not None and row.status == "pending" and row.path
+    assert arc.unsynced == 1
+    assert arc.flush_done() == 1
+    row = arc.get(result().thread_uuid)
+    assert row is not None and row.status == "done"
+    assert arc.unsynced == 0 and arc.flush_done() == 0
+    # Unchanged bytes need no sync: the thread is marked done at once.
+    arc.commit_thread("a", result(), raw(b"{}"), None, None)
+    assert arc.unsynced == 0
+    arc.close()
+
+
+def test_group_commit_crash_before_flush_leaves_pending(tmp_path: Path) -> None:
+    """A process that dies before the group sync leaves the thread pending, so it is refetched."""
+    arc = Archive(tmp_path, group_commit=True)
+    arc.commit_thread("a", result(), raw(b"{}"), None, None)
+    arc._unsynced.clear()  # the process died before its group commit
+    arc.index.close()
+    reopened = Archive(tmp_path)
+    state = reopened.stored_state(result().thread_uuid)
+    assert state is not None and state.status == "pending"
+    reopened.close()
