@@ -42,6 +42,7 @@ class Settings:
     rate: float = DEFAULT_RATE
     burst: int = DEFAULT_BURST
     asset_concurrency: int = 4
+    asset_rate: float = 20.0
     max_asset_bytes: int = 200 * 1024 * 1024
     lang: str = "en"
     log_format: str = "auto"
@@ -63,6 +64,8 @@ class Settings:
             raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.rate <= 0:
             raise ConfigError(f"rate must be a positive number of requests/s, got {self.rate}")
+        if self.asset_concurrency < 1 or self.asset_rate <= 0 or self.max_asset_bytes < 1:
+            raise ConfigError("asset concurrency, asset rate and max asset bytes must be positive")
         if self.burst < 1:
             raise ConfigError(f"burst must be at least 1, got {self.burst}")
         if not 1 <= self.page_limit <= 1000:
@@ -100,6 +103,8 @@ _ENV = {
     "PPLX_LOG_FORMAT": "log_format",
     "PPLX_LISTER": "lister",
     "PPLX_MAX_ASSET_BYTES": "max_asset_bytes",
+    "PPLX_ASSET_CONCURRENCY": "asset_concurrency",
+    "PPLX_ASSET_RATE": "asset_rate",
     "PPLX_CONFIG_DIR": "config_dir",
     "PPLX_PAGE_LIMIT": "page_limit",
     "PPLX_EARLY_STOP": "early_stop",

@@ -44,6 +44,10 @@ class CommonOptions:
     session_token: str | None = None
     cookies_from: str | None = None
     impersonate: str | None = None
+    asset_concurrency: int | None = None
+    asset_rate: float | None = None
+    max_asset_bytes: int | None = None
+    page_limit: int | None = None
 
     def settings(self) -> Settings:
         return load_settings(
@@ -61,6 +65,10 @@ class CommonOptions:
                 "session_token": self.session_token,
                 "cookies_from": self.cookies_from,
                 "impersonate": self.impersonate,
+                "asset_concurrency": self.asset_concurrency,
+                "asset_rate": self.asset_rate,
+                "max_asset_bytes": self.max_asset_bytes,
+                "page_limit": self.page_limit,
             }
         )
 
@@ -133,6 +141,8 @@ def run_demo(
             concurrency=concurrency,
             rate=1000.0,
             burst=200,
+            asset_concurrency=8,
+            asset_rate=1000.0,
             lang=lang,
             log_format=log_format,
             base_url=sim.base_url,

@@ -54,6 +54,19 @@ INCLUDE_SPACES = typer.Option(
 )
 FORCE = typer.Option(False, "--force", help="Refetch every listed thread, changed or not.")
 FULL = typer.Option(False, "--full", help="List everything (no early stop of the listing).")
+ASSET_CONCURRENCY = typer.Option(
+    None, "--asset-concurrency", min=1, help="Asset downloads at once (CDN budget) [default: 4]."
+)
+ASSET_RATE = typer.Option(None, "--asset-rate", help="Asset downloads per second [default: 20].")
+MAX_ASSET_BYTES = typer.Option(
+    None,
+    "--max-asset-bytes",
+    min=1,
+    help="Assets larger than this are recorded, not stored [default: 200 MB].",
+)
+PAGE_LIMIT = typer.Option(
+    None, "--page-limit", min=1, max=1000, help="Entries per thread page request [default: 100]."
+)
 EARLY_STOP = typer.Option(
     None,
     "--early-stop",
@@ -86,6 +99,10 @@ def batch(
     early_stop: int | None = EARLY_STOP,
     lister: str | None = LISTER,
     include_spaces: bool = INCLUDE_SPACES,
+    asset_concurrency: int | None = ASSET_CONCURRENCY,
+    asset_rate: float | None = ASSET_RATE,
+    max_asset_bytes: int | None = MAX_ASSET_BYTES,
+    page_limit: int | None = PAGE_LIMIT,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -115,6 +132,10 @@ def sync(
     check_deleted: bool = typer.Option(
         False, "--check-deleted", help="Also confirm deletions online and tombstone them."
     ),
+    asset_concurrency: int | None = ASSET_CONCURRENCY,
+    asset_rate: float | None = ASSET_RATE,
+    max_asset_bytes: int | None = MAX_ASSET_BYTES,
+    page_limit: int | None = PAGE_LIMIT,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,

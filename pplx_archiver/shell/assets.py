@@ -592,6 +592,7 @@ async def open_assets(
         CdnDownloader(
             concurrency=settings.asset_concurrency,
             max_bytes=settings.max_asset_bytes,
+            rate=settings.asset_rate,
             timeout=settings.request_timeout,
             transport=transport,
         )
