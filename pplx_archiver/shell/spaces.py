@@ -33,7 +33,7 @@ import orjson
 
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.layout import normalize_timestamp_key, safe_component
-from pplx_archiver.core.markdown import bullet, escape_cell, fence, heading, md_table, single_line
+from pplx_archiver.core.markdown import bullet, fence, heading, md_table, single_line
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import FetchError, PayloadError
 from pplx_archiver.logconfig import get_logger
@@ -318,13 +318,7 @@ def render_space_page(record: Mapping[str, Any]) -> str:
         parts.append("No threads.\n")
     else:
         rows = [
-            [
-                escape_cell(t["title"] or t["uuid"]),
-                escape_cell(t["author"] or ""),
-                escape_cell(t["updated_at"] or ""),
-                escape_cell(t["status"]),
-                _link(t["path"]),
-            ]
+            [t["title"] or t["uuid"], t["author"], t["updated_at"], t["status"], _link(t["path"])]
             for t in record["threads"]
         ]
         parts.append(md_table(["title", "author", "updated", "status", "archive"], rows))
