@@ -27,6 +27,7 @@ from pplx_archiver.core.report import pick_report, render_report
 from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, collect_payloads, place
 from pplx_archiver.core.timeparse import date_of, iso
 from pplx_archiver.core.values import Entry, Thread, WebResult
+from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
     Scope,
     block_text,
@@ -217,7 +218,7 @@ class _Renderer:
             appendix.append(self.payload_block(payload, "background_unassigned"))
         sources = dedupe(all_cited)
         files["conversation.md"] = self.conversation(answers, appendix).encode("utf-8", "replace")
-        files["sources.json"] = _encode_json(sources_json(sources))
+        files["sources.json"] = sources_json(sources)
         files["sources.md"] = self.sources_md(sources).encode("utf-8", "replace")
         report = self.report()
         if report is not None:
@@ -346,8 +347,6 @@ class _Renderer:
         return render_report(pool[chosen].data, file_name=pool[chosen].file_name)
 
     def variants(self) -> tuple[dict[str, Any], ...]:
-        from pplx_archiver.core.variants import variant_records
-
         return variant_records(self.uuid, self.title, self.thread.entries)
 
     def record(
@@ -392,10 +391,6 @@ class _Renderer:
         for key, value in self.ctx.kept_record.items():
             rec[key] = value
         return rec
-
-
-def _encode_json(data: bytes) -> bytes:
-    return data
 
 
 def render_thread(inp: ThreadInput, ctx: RenderContext) -> RenderResult:
