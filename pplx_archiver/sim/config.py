@@ -58,8 +58,9 @@ class SimConfig:
     Shared space:
       ``shared_space_threads`` > 0 adds one more space, owned by another user named
       ``shared_space_owner`` (a hostile name on purpose) and shared with the account; the
-      oldest ``shared_space_threads`` generated threads (at most all of them) become that user's threads in it: not
-      in the account's own library listings, but listed by the space and fetchable.
+      oldest ``shared_space_threads`` generated threads (at most all of them) become that
+      user's threads in it: not in the account's own library listings, but listed by the
+      space and fetchable.
     """
 
     threads: int = DEFAULT_THREADS
