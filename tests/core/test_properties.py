@@ -123,4 +123,11 @@ def test_markdown_structure_survives_hostile_text(
     body = tokens[start:end]
     assert sum(1 for t in body if t.type == "tr_open") == len(rows) + 1
     assert sum(1 for t in body if t.type == "th_open") == width
-    assert text.count("<details>") == text.count("</details>")
+    html = "".join(
+        t.content
+        for tok in tokens
+        for t in (tok, *(tok.children or ()))
+        if t.type in ("html_block", "html_inline")
+    )
+    assert html.count("<details>") == html.count("</details>")
+    assert html.count("<details>") >= 1  # our own fold is there and closed
