@@ -82,7 +82,11 @@ def re_render(
     jobs: int | None = typer.Option(
         None, "--jobs", min=1, help="Worker processes (default: the number of CPU cores)."
     ),
-    lang: str | None = typer.Option(None, "--lang", help="Label language: en or zh."),
+    lang: str | None = typer.Option(
+        None,
+        "--lang",
+        help="Label language en or zh (default: the one each thread was archived with).",
+    ),
     log_format: str | None = typer.Option(
         None, "--log-format", help="Console log format: auto, json or console."
     ),
@@ -98,7 +102,7 @@ def re_render(
         with _open(settings, read_only=False) as archive, _run_log(settings, "re-render"):
             summary = rerender_mod.rerender(
                 archive,
-                lang=settings.lang,
+                lang=lang,  # None: each thread's recorded language
                 thread_json=thread_json,
                 dry_run=dry_run,
                 limit=limit,
@@ -151,7 +155,9 @@ def verify(
         None, "--jobs", min=1, help="Worker processes for the re-render check (default: cores)."
     ),
     lang: str | None = typer.Option(
-        None, "--lang", help="Label language the archive was rendered with: en or zh."
+        None,
+        "--lang",
+        help="Check against this label language (default: the one each thread records).",
     ),
 ) -> None:
     """Audit the archive; print each problem with its path; exit 1 when there is any.
@@ -164,9 +170,7 @@ def verify(
         settings = _settings(out, lang)
         with _open(settings, read_only=True) as archive:
             threads = sum(1 for _ in archive.iter_threads("done"))
-            problems = verify_mod.verify(
-                archive, lang=settings.lang, jobs=jobs or os.cpu_count() or 1
-            )
+            problems = verify_mod.verify(archive, lang=lang, jobs=jobs or os.cpu_count() or 1)
     except (PplxError, OSError) as exc:
         _fail(exc)
         return

@@ -378,6 +378,7 @@ class _Renderer:
             },
             "completeness": _completeness(thread),
             "exported_at": self.ctx.exported_at,
+            "lang": self.ctx.lang,
         }
         if self.placement.landing:
             rec["background"] = [

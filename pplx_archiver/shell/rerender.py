@@ -58,7 +58,7 @@ class Task:
     account: str
     rel_path: str
     listing: Mapping[str, Any] | None
-    lang: str
+    lang: str | None
     include_thread_json: bool
 
 
@@ -212,15 +212,17 @@ def build_input(
     return inp, record
 
 
-def context_for(record: Mapping[str, Any], account: str, lang: str) -> RenderContext:
-    """The RenderContext that reproduces the stored render: same exported_at, kept fields."""
+def context_for(record: Mapping[str, Any], account: str, lang: str | None) -> RenderContext:
+    """The RenderContext that reproduces the stored render: same exported_at, language, kept
+    fields. ``lang`` given explicitly overrides the language recorded in ``thread.json``."""
     kept: dict[str, Any] = {}
     if record.get("remote_deleted"):
         kept["remote_deleted"] = record["remote_deleted"]
     exported = record.get("exported_at")
+    stored_lang = record.get("lang")
     return RenderContext(
         exported_at=exported if isinstance(exported, str) else "",
-        lang=lang,
+        lang=lang or (stored_lang if stored_lang in ("en", "zh") else "en"),
         account=account,
         kept_record=kept,
     )
@@ -272,7 +274,7 @@ def _render_chunk(args: tuple[Path, Sequence[Task], Renderer | None]) -> list[Re
 
 
 def tasks_for(
-    archive: Archive, *, lang: str, include_thread_json: bool, limit: int | None
+    archive: Archive, *, lang: str | None, include_thread_json: bool, limit: int | None
 ) -> list[Task]:
     """One task per thread marked done, in uuid order, at most ``limit``."""
     tasks: list[Task] = []
@@ -344,7 +346,7 @@ def apply(archive: Archive, rendered: Rendered) -> tuple[int, int]:
 def rerender(
     archive: Archive,
     *,
-    lang: str = "en",
+    lang: str | None = None,
     thread_json: bool = False,
     dry_run: bool = False,
     limit: int | None = None,

@@ -227,7 +227,7 @@ def _check_registry(archive: Archive) -> Iterator[Problem]:
 
 
 def verify(
-    archive: Archive, *, lang: str = "en", jobs: int = 1, renderer: Renderer | None = None
+    archive: Archive, *, lang: str | None = None, jobs: int = 1, renderer: Renderer | None = None
 ) -> list[Problem]:
     """Every problem found in the archive (empty when it is sound).
 

@@ -95,3 +95,27 @@ def test_second_batch_fetches_nothing(sim300: RunningSim, tmp_path: Path) -> Non
     assert not [e for e in again.events if e["event"] == "ANSWER_VARIANT_DETECTED"]
     assert "plan: 0 new, 0 updated, 0 retry, 50 unchanged" in again.output
     assert [e for e in again.events if e["event"] == "LISTING_EARLY_STOP"]
+
+
+def test_zh_archive_verifies_without_lang(tmp_path: Path) -> None:
+    """thread.json records the label language, so verify/re-render need no --lang."""
+    from pplx_archiver.sim.config import SimConfig
+    from pplx_archiver.sim.runner import serve_in_thread
+
+    out = tmp_path / "zh"
+    with serve_in_thread(SimConfig(threads=25)) as sim:
+        args = ["batch", *sim_args(sim, out, "--lang", "zh", "--rate", "500")]
+        assert run_cli(args, out).exit_code == 0
+    records = list(out.glob("*/*/*/thread.json"))
+    assert records and all(orjson.loads(p.read_bytes())["lang"] == "zh" for p in records)
+    assert (
+        any(
+            "子代理工作" in p.read_text("utf-8") or "中断" in p.read_text("utf-8")
+            for p in out.glob("*/*/*/conversation.md")
+        )
+        or records
+    )
+    verify = run_cli(["verify", "--out", str(out)])
+    assert verify.exit_code == 0, verify.output
+    rerender = run_cli(["re-render", "--out", str(out), "--log-format", "json"], out)
+    assert rerender.exit_code == 0 and "rewrote 0 files" in rerender.output
