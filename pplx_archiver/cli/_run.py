@@ -163,8 +163,8 @@ def _demo_next_steps(out: Path) -> None:
             [
                 "",
                 f"Archive written to {out}/. Try:",
-                f"  ls {out}/default/                       # one folder per mode",
-                f"  cat {out}/default/computer/*/conversation.md | less",
+                f"  ls {out}/*/                             # <account>/: one folder per mode",
+                f"  less {out}/*/computer/*/conversation.md",
                 f"  grep -h ANSWER_VARIANT_DETECTED {out}/index/logs/*.jsonl",
                 f"  cat {out}/index/answer_variants_log.jsonl",
                 f"  pplx-export status --out {out}",
