@@ -6,6 +6,7 @@ the :class:`~pplx_archiver.shell.scheduler.RunSummary` and always ends with ``RU
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import IO, Any
@@ -74,6 +75,7 @@ async def run_command(
     """Run an archiving command against the service named by ``settings``."""
     out = stdout or sys.stdout
     archive = Archive(settings.out_dir, group_commit=True)
+    early_stop_guard = listing_gap_reason(archive)
     run_id = archive.begin_run(command)
     summary = RunSummary(command=command)
     exit_code = 0
@@ -86,6 +88,10 @@ async def run_command(
                 log.info("DELETION_CHECK", **report.as_event())
                 return summary
             options = _options(settings, command, opts, account)
+            if early_stop_guard and options.early_stop and not options.full:
+                # Threads older than the unchanged ones may be missing: list everything.
+                log.info("EARLY_STOP_DISABLED", reason=early_stop_guard)
+                options = dataclasses.replace(options, early_stop=0)
             ids = getattr(opts, "thread", None)
             if ids:
                 lister = _id_lister(list(ids))
@@ -140,13 +146,56 @@ async def run_command(
     finally:
         if summary.failed and not exit_code:
             exit_code = 1
-        event = summary.as_event() | {"exit_code": exit_code}
+        event = summary.as_event() | {
+            "exit_code": exit_code,
+            "dry_run": bool(getattr(opts, "dry_run", False)),
+            "listing_complete": _listing_complete(summary, opts, exit_code),
+        }
         log.info("RUN_SUMMARY", **event)
         archive.finish_run(run_id, event)
         archive.close()
         if summary.listed or summary.total:
             out.write(summary_text(summary, out_dir=str(settings.out_dir)) + "\n")
     return summary
+
+
+LISTING_COMMANDS = ("batch", "sync")
+
+
+def _listing_complete(summary: RunSummary, opts: Any, exit_code: int) -> bool:
+    """True when the run planned its whole listing and processed every planned thread."""
+    return (
+        exit_code in (0, 1)
+        and not summary.interrupted
+        and getattr(opts, "limit", None) is None
+        and not getattr(opts, "thread", None)
+        and summary.done >= summary.to_fetch
+    )
+
+
+def listing_gap_reason(archive: Archive) -> str | None:
+    """Why this run's listing must not stop early (None when the early stop is safe).
+
+    The early stop assumes every thread older than a run of unchanged ones was archived by
+    an earlier run. That holds only when the previous listing run finished its whole plan and
+    no thread is left failed or pending; after a crash, an interruption, ``--limit`` or a
+    failure, older threads may be missing or due for a retry, so the run lists everything.
+    """
+    counts = archive.index.counts()
+    if counts.get("pending") or counts.get("failed"):
+        return "threads failed or pending in the index"
+    for run in archive.index.runs(100):
+        if run.command not in LISTING_COMMANDS:
+            continue
+        summary = run.summary or {}
+        if run.finished_at is None:
+            return "the previous run did not finish"
+        if summary.get("dry_run"):
+            continue
+        if not summary.get("listing_complete"):
+            return "the previous run did not archive its whole listing"
+        return None
+    return None
 
 
 async def _sync_deleted(

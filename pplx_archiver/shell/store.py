@@ -31,6 +31,7 @@ from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow, RenderResult, SpaceRef
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.fsutil import (
+    TEMP_PATTERN,
     fsync_dir,
     safe_join,
     same_bytes,
@@ -328,6 +329,7 @@ class Archive:
             _remove_empty_parents(old_folder.parent, stop=self.out)
             moved_from = old_rel
         target.mkdir(parents=True, exist_ok=True)
+        _remove_temp_leftovers(target)
 
         written = 0
         # Raw files first, then extra files (assets), then derived files; thread.json last.
@@ -512,6 +514,20 @@ def _with_remote_deleted(data: bytes, timestamp: str) -> bytes:
         return data
     record["remote_deleted"] = timestamp
     return dump_record(record)
+
+
+def _remove_temp_leftovers(folder: Path) -> None:
+    """Delete temp files a killed process left mid-write in a thread folder being committed.
+
+    The writer is the archive's only one and finishes its own temp files before it returns,
+    so any temp file found here belongs to an interrupted earlier run.
+    """
+    for path in folder.rglob(".*.tmp-*"):
+        if TEMP_PATTERN.match(path.name) and path.is_file():
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
 
 
 def _remove_empty_parents(folder: Path, *, stop: Path) -> None:
