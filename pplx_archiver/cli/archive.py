@@ -8,27 +8,18 @@ from typing import Any
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import (
+    BASE_URL,
+    COOKIES,
+    COOKIES_FROM,
+    IMPERSONATE,
+    LOG_FORMAT,
+    TOKEN,
+)
 from pplx_archiver.cli._run import CommonOptions, run_cli
 from pplx_archiver.core.model import MODES
 
 OUT = typer.Option(None, "--out", "-o", help="Archive root folder [default: ./archive].")
-BASE_URL = typer.Option(
-    None, "--base-url", help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL)."
-)
-COOKIES = typer.Option(
-    None, "--cookies", help="Netscape cookies.txt or a JSON cookie export holding your session."
-)
-TOKEN = typer.Option(
-    None,
-    "--session-token",
-    help="Value of the __Secure-next-auth.session-token cookie (env PPLX_SESSION_TOKEN).",
-)
-COOKIES_FROM = typer.Option(
-    None, "--cookies-from", help="Read cookies from a browser: chrome, firefox, edge, brave …"
-)
-IMPERSONATE = typer.Option(
-    None, "--impersonate", help="Send requests with a browser TLS fingerprint (needs curl_cffi)."
-)
 MODE = typer.Option(
     None,
     "--mode",
@@ -44,9 +35,6 @@ RATE = typer.Option(
 )
 BURST = typer.Option(None, "--burst", min=1, help="Token-bucket burst [default: 4].")
 LANG = typer.Option(None, "--lang", help="Labels in the Markdown: en or zh [default: en].")
-LOG_FORMAT = typer.Option(
-    None, "--log-format", help="stderr log format: auto, json or console [default: auto]."
-)
 DRY_RUN = typer.Option(False, "--dry-run", help="List and print the plan; fetch nothing.")
 LISTER = typer.Option(None, "--lister", help="Library listing: rest (default) or graphql.")
 INCLUDE_SPACES = typer.Option(

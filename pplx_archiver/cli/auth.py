@@ -11,6 +11,14 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import (
+    BASE_URL,
+    COOKIES,
+    COOKIES_FROM,
+    IMPERSONATE,
+    LOG_FORMAT,
+    TOKEN,
+)
 from pplx_archiver.errors import (
     EXIT_AUTH,
     EXIT_OK,
@@ -35,28 +43,6 @@ auth_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(auth_app, name="auth")
-
-BASE_URL = typer.Option(
-    None, "--base-url", help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL)."
-)
-COOKIES = typer.Option(
-    None, "--cookies", help="Netscape cookies.txt or a JSON cookie export holding your session."
-)
-TOKEN = typer.Option(
-    None,
-    "--session-token",
-    help="The __Secure-next-auth.session-token value, or a copied Cookie header "
-    "(env PPLX_SESSION_TOKEN).",
-)
-COOKIES_FROM = typer.Option(
-    None, "--cookies-from", help="Read cookies from a browser: chrome, firefox, edge, brave …"
-)
-IMPERSONATE = typer.Option(
-    None, "--impersonate", help="Send requests with a browser TLS fingerprint (needs curl_cffi)."
-)
-LOG_FORMAT = typer.Option(
-    None, "--log-format", help="stderr log format: auto, json or console [default: auto]."
-)
 
 
 def _execute(job: Callable[[Settings], Awaitable[int]], overrides: dict[str, Any]) -> None:

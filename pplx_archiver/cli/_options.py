@@ -1,0 +1,27 @@
+"""Options shared by several commands: where the API is and how the session is supplied."""
+
+from __future__ import annotations
+
+import typer
+
+BASE_URL = typer.Option(
+    None, "--base-url", help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL)."
+)
+COOKIES = typer.Option(
+    None, "--cookies", help="Netscape cookies.txt or a JSON cookie export holding your session."
+)
+TOKEN = typer.Option(
+    None,
+    "--session-token",
+    help="The __Secure-next-auth.session-token value, or a copied Cookie header "
+    "(env PPLX_SESSION_TOKEN).",
+)
+COOKIES_FROM = typer.Option(
+    None, "--cookies-from", help="Read cookies from a browser: chrome, firefox, edge, brave …"
+)
+IMPERSONATE = typer.Option(
+    None, "--impersonate", help="Send requests with a browser TLS fingerprint (needs curl_cffi)."
+)
+LOG_FORMAT = typer.Option(
+    None, "--log-format", help="stderr log format: auto, json or console [default: auto]."
+)
