@@ -54,10 +54,18 @@ Sleep = Callable[[float], Awaitable[None]]
 class AssetDownloadError(FetchError):
     """An asset download failed; ``reason`` is safe to store in the manifest and to log."""
 
-    def __init__(self, reason: str, *, status: int | None = None, transient: bool = False) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        status: int | None = None,
+        transient: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(reason, status=status)
         self.reason = reason
         self.transient = transient
+        self.retry_after = retry_after
 
 
 class UrlExpiredError(AssetDownloadError):
@@ -177,7 +185,7 @@ class CdnDownloader:
                 if not exc.transient or attempt == self.attempts:
                     raise
                 if exc.status == 429:
-                    self.limiter.on_throttle(None)
+                    self.limiter.on_throttle(exc.retry_after)
                 await self._sleep(0.5 * 2 ** (attempt - 1))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -218,7 +226,12 @@ class CdnDownloader:
         if status in EXPIRED_STATUSES:
             raise UrlExpiredError(f"CDN refused the signed URL (HTTP {status})", status=status)
         if status in TRANSIENT_STATUSES:
-            raise AssetDownloadError(f"CDN error (HTTP {status})", status=status, transient=True)
+            raise AssetDownloadError(
+                f"CDN error (HTTP {status})",
+                status=status,
+                transient=True,
+                retry_after=_retry_after(response.headers.get("retry-after")),
+            )
         if status == 404:
             raise AssetDownloadError("not on the CDN (HTTP 404)", status=404)
         raise AssetDownloadError(f"unexpected CDN answer (HTTP {status})", status=status)
@@ -251,3 +264,14 @@ def _content_length(response: httpx.Response) -> int | None:
 def _discard(path: Path) -> None:
     with contextlib.suppress(OSError):
         path.unlink()
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds of a ``Retry-After`` header given as a number (dates and junk: None)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return min(seconds, 300.0) if seconds >= 0 else None

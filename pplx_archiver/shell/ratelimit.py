@@ -151,11 +151,12 @@ class RateLimiter:
         now = self._clock()
         self._refill(now)
         self._throttles += 1
-        self._throttles_in_row += 1
         self._streak = 0
         if now >= self._paused_until:
-            # One cut per episode: answers to requests already in flight when the first
-            # throttle of a pause arrived say nothing new about the rate.
+            # One cut and one backoff step per episode: answers to requests already in
+            # flight when the first throttle of a pause arrived say nothing new (counting
+            # each of them doubled the pause per in-flight request, up to ``backoff_max``).
+            self._throttles_in_row += 1
             self._rate = max(self._floor, self._rate * self._decrease)
         if retry_after is not None and retry_after >= 0:
             pause = float(retry_after)

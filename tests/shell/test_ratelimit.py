@@ -150,3 +150,16 @@ def test_rejects_bad_numbers() -> None:
         RateLimiter(0, 1)
     with pytest.raises(ValueError, match="burst"):
         RateLimiter(1, 0)
+
+
+async def test_in_flight_throttles_do_not_escalate_the_backoff() -> None:
+    """Throttles of requests in flight during a pause keep the backoff at its first step."""
+    t = StepTime()
+    lim = _limiter(t, rate=8.0, burst=8, backoff_initial=5.0, backoff_max=120.0)
+    first = lim.on_throttle(None)
+    t.now += 0.1
+    later = [lim.on_throttle(None) for _ in range(6)]
+    assert first == 5.0
+    assert later == [pytest.approx(5.0)] * 6  # before: 10, 20, 40, 80, 120, 120
+    t.now += 5.0
+    assert lim.on_throttle(None) == 10.0

@@ -1,0 +1,246 @@
+"""Benchmark plumbing: the archiver as a measured child process, the simulator's CPU and stats.
+
+The archiver always runs as its own process (``.venv/bin/pplx-export …``), the simulator in
+another (``serve_subprocess``), so client and server never share an interpreter or an event
+loop. :func:`run_archiver` reaps the child with ``os.wait4`` to get its own user+sys CPU
+seconds and peak RSS (``ru_maxrss``; worker processes it waited for are folded in by the
+kernel). :class:`SimProbe` samples the simulator process's CPU from ``/proc`` while a
+scenario runs, so a result can say whether the server saturated a core.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def pplx_export() -> list[str]:
+    """The command that starts the archiver (the venv's console script)."""
+    script = BIN / "pplx-export"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "pplx_archiver"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChildRun:
+    """What one archiver process did: exit code, wall clock, own CPU, peak RSS, its log."""
+
+    returncode: int
+    wall_s: float
+    cpu_user_s: float
+    cpu_sys_s: float
+    peak_rss_mb: float
+    events: list[dict[str, Any]]
+    stdout: str
+
+    @property
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of the archiver process."""
+        return self.cpu_user_s + self.cpu_sys_s
+
+    def summary(self) -> dict[str, Any]:
+        """The ``RUN_SUMMARY`` event of the run (empty when the run logged none)."""
+        found = [e for e in self.events if e.get("event") == "RUN_SUMMARY"]
+        return found[-1] if found else {}
+
+    def named(self, event: str) -> list[dict[str, Any]]:
+        """Every log event with that name."""
+        return [e for e in self.events if e.get("event") == event]
+
+
+def _read_events(path: Path) -> list[dict[str, Any]]:
+    events = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return events
+
+
+def run_archiver(
+    args: Sequence[str], *, env: dict[str, str] | None = None, workdir: Path
+) -> ChildRun:
+    """Run ``pplx-export ARGS`` as a child process; measure wall, CPU and peak RSS."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    err_path = workdir / f"stderr-{time.monotonic_ns()}.jsonl"
+    out_path = err_path.with_suffix(".out")
+    child_env = dict(os.environ)
+    child_env.update(env or {})
+    with err_path.open("wb") as err, out_path.open("wb") as out:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [*pplx_export(), *args], stdout=out, stderr=err, env=child_env, cwd=str(ROOT)
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    events = _read_events(err_path)
+    stdout = out_path.read_text(encoding="utf-8", errors="replace")
+    err_path.unlink()
+    out_path.unlink()
+    return ChildRun(
+        returncode=proc.returncode,
+        wall_s=wall,
+        cpu_user_s=usage.ru_utime,
+        cpu_sys_s=usage.ru_stime,
+        peak_rss_mb=usage.ru_maxrss / 1024.0,
+        events=events,
+        stdout=stdout,
+    )
+
+
+def sim_pid() -> int:
+    """Process id of the running simulator (a ``serve_subprocess`` child of this process)."""
+    found = [c.pid for c in multiprocessing.active_children() if c.name == "pplx-sim"]
+    if len(found) != 1 or found[0] is None:
+        raise RuntimeError(f"expected one running simulator process, found {found}")
+    return int(found[0])
+
+
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (from ``/proc/PID/stat``)."""
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+class SimProbe:
+    """Samples the simulator's CPU every ``interval`` s; reports the mean and the busiest 2 s."""
+
+    def __init__(self, pid: int, interval: float = 0.5) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="sim-probe", daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            self.samples.append((time.perf_counter(), proc_cpu_s(self.pid)))
+        except (OSError, ValueError):
+            pass
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> SimProbe:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def report(self) -> dict[str, Any]:
+        """Server CPU seconds, mean share of one core, busiest 2 s window, saturation flag."""
+        if len(self.samples) < 2:
+            return {"sim_cpu_s": None, "sim_core_share": None, "sim_peak_core_share": None}
+        (t0, c0), (t1, c1) = self.samples[0], self.samples[-1]
+        peak = 0.0
+        step = max(1, round(2.0 / self.interval))
+        for i in range(len(self.samples) - step):
+            (ta, ca), (tb, cb) = self.samples[i], self.samples[i + step]
+            if tb > ta:
+                peak = max(peak, (cb - ca) / (tb - ta))
+        mean = (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
+        return {
+            "sim_cpu_s": round(c1 - c0, 2),
+            "sim_core_share": round(mean, 3),
+            "sim_peak_core_share": round(peak, 3),
+            "sim_saturated": peak >= 0.9,
+        }
+
+
+def sim_get(base_url: str, path: str, method: str = "GET", body: Any = None) -> Any:
+    """Call a simulator control endpoint (``/__sim/…``) and decode its JSON answer."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(base_url + path, data=data, method=method)
+    if data is not None:
+        req.add_header("content-type", "application/json")
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def reset_stats(base_url: str) -> None:
+    """Zero the simulator's request counters."""
+    sim_get(base_url, "/__sim/stats", method="DELETE")
+
+
+def snapshot_mtimes(root: Path) -> dict[str, int]:
+    """Relative path → mtime (ns) of every file under ``root``."""
+    out: dict[str, int] = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            path = Path(dirpath) / name
+            try:
+                out[str(path.relative_to(root))] = path.stat().st_mtime_ns
+            except FileNotFoundError:
+                continue
+    return out
+
+
+def changed_files(before: dict[str, int], after: dict[str, int]) -> list[str]:
+    """Files added or whose mtime moved between two snapshots."""
+    return sorted(p for p, m in after.items() if before.get(p) != m)
+
+
+@contextmanager
+def isolated_env(tmp: Path, sim: Any) -> Iterator[dict[str, str]]:
+    """Environment for an archiver child: the simulator's session, no user config."""
+    home = tmp / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    yield {
+        "PPLX_SESSION_TOKEN": sim.session_token,
+        "PPLX_BASE_URL": sim.base_url,
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "HOME": str(home),
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def machine() -> dict[str, Any]:
+    """What the benchmark ran on: CPU model, cores, memory, load, Python."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gb = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_gb = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_gb": mem_gb,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": sys.version.split()[0],
+        "platform": sys.platform,
+    }
