@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import IO, Any
 
+import anyio
 import httpx
 import structlog
 
@@ -24,6 +26,7 @@ from pplx_archiver.shell.deletions import DeletionReport, confirm, find_candidat
 from pplx_archiver.shell.listing import iter_threads
 from pplx_archiver.shell.pipeline import thread_id_from_arg
 from pplx_archiver.shell.progress import ProgressView, summary_text
+from pplx_archiver.shell.ratelimit import Clock, Sleep
 from pplx_archiver.shell.scheduler import Run, RunOptions, RunSummary
 from pplx_archiver.shell.spaces import SpacesHook
 from pplx_archiver.shell.store import Archive
@@ -71,8 +74,14 @@ async def run_command(
     transport: httpx.AsyncBaseTransport | None = None,
     stdout: IO[str] | None = None,
     handle_signals: bool = True,
+    sleep: Sleep = anyio.sleep,
+    clock: Clock = time.monotonic,
 ) -> RunSummary:
-    """Run an archiving command against the service named by ``settings``."""
+    """Run an archiving command against the service named by ``settings``.
+
+    ``sleep`` and ``clock`` are the API client's (rate-limit pauses, retry waits): tests
+    inject virtual time so a run with 15 s challenge pauses takes no real time.
+    """
     out = stdout or sys.stdout
     archive = Archive(settings.out_dir, group_commit=True)
     early_stop_guard = listing_gap_reason(archive)
@@ -80,7 +89,10 @@ async def run_command(
     summary = RunSummary(command=command)
     exit_code = 0
     try:
-        async with open_session(settings, transport=transport) as (client, info):
+        async with open_session(settings, transport=transport, sleep=sleep, clock=clock) as (
+            client,
+            info,
+        ):
             account = account_folder(info)
             if command == "sync-deleted":
                 report = await _sync_deleted(client, archive, settings, bool(opts.online))
