@@ -145,7 +145,7 @@ async def virtual_batch(config: SimConfig, out: Path, app: Any, warp: WarpTime) 
 
 def test_chaos_in_virtual_time_archives_everything_within_one_rerun(tmp_path: Path) -> None:
     """5xx, drops, truncation, 429s and a challenge window: ≤ 1 rerun archives all, verify 0."""
-    config = chaos_config(size(120, 1500), challenge=True)
+    config = chaos_config(size(80, 1500), challenge=True)
     warp = WarpTime()
     sim_app = create_app(config)
     app = FaultMiddleware(sim_app.app, config, sim_app.sim.stats, clock=warp.clock)
