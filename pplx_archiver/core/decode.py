@@ -240,7 +240,8 @@ def _collect(
                 raw_key = (
                     raw.v.get("backend_uuid") or raw.v.get("uuid") if type(raw.v) is dict else None
                 )
-                fresh = raw_key not in covered
+                # A malformed id (a list, a dict) is not hashable: decode_entry names it.
+                fresh = not (isinstance(raw_key, str) and raw_key in covered)
                 entry = decode_entry(raw, fresh, fresh or key == "entries")
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)

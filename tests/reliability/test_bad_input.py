@@ -98,19 +98,21 @@ WRONG_VALUES = st.one_of(
 )
 
 
-def _mutate(root: dict[str, Any], pick: int, action: str, value: Any) -> None:
-    paths = [p for p in _paths(root) if len(p) > 2]  # inside a page body, pages kept
-    path = paths[pick % len(paths)]
-    parent: Any = root
-    for key in path[:-1]:
-        parent = parent[key]
-    if action == "drop":
-        if isinstance(parent, dict):
-            del parent[path[-1]]
-        elif parent:
-            del parent[path[-1] % len(parent)]
-    else:
-        parent[path[-1]] = value
+def _mutate(root: dict[str, Any], paths: list[tuple[Any, ...]], action: str, value: Any) -> None:
+    """Drop or replace the value at each path (paths a previous mutation removed are skipped)."""
+    for path in paths:
+        parent: Any = root
+        try:
+            for key in path[:-1]:
+                parent = parent[key]
+            if action == "replace":
+                parent[path[-1]] = copy.deepcopy(value)
+            elif isinstance(parent, dict):
+                del parent[path[-1]]
+            elif parent:
+                del parent[path[-1] % len(parent)]
+        except (KeyError, IndexError, TypeError):
+            continue
 
 
 @HYPO
@@ -129,8 +131,8 @@ def test_mutated_payloads_render_or_raise_payload_error(
         "plain": [copy.deepcopy(p.body) for p in inp.plain_pages],
         "blocks": [copy.deepcopy(p.body) for p in inp.blocks_pages],
     }
-    for pick in picks:
-        _mutate(root, pick, action, value)
+    paths = [p for p in _paths(root) if len(p) > 2]  # inside a page body, pages kept
+    _mutate(root, [paths[pick % len(paths)] for pick in picks], action, value)
     mutated = ThreadInput(
         inp.thread_id,
         tuple(RawPage(p.request, b) for p, b in zip(inp.plain_pages, root["plain"], strict=True)),
