@@ -18,11 +18,14 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+import orjson
+
 from pplx_archiver.core.assets import extract_assets
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult, ThreadInput
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_raw_pages
 from pplx_archiver.core.render import needs_blocks, render_thread
+from pplx_archiver.core.scrub import scrub_signed_urls
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.shell.assets import AssetOutcome, AssetSession, current_session
 
@@ -37,11 +40,18 @@ class JsonApi(Protocol):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FetchedPages:
-    """All pages of one flavour: decoded for the core, verbatim for the raw file."""
+    """All pages of one flavour: decoded for the core, verbatim for the raw file.
+
+    ``raw_file`` and ``pages`` hold the bodies with signed-URL credentials masked
+    (:func:`~pplx_archiver.core.scrub.scrub_signed_urls`): that is what is archived and
+    rendered, online and offline alike. ``live_pages`` are the bodies as received, used only
+    to download the assets while their signed URLs are valid.
+    """
 
     pages: tuple[RawPage, ...]
     raw_file: bytes
     record: PagingRecord
+    live_pages: tuple[RawPage, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -80,16 +90,20 @@ async def fetch_pages(api: JsonApi, thread_id: str, flavour: str, *, limit: int)
     request = next(gen)
     raw: list[tuple[dict[str, Any], bytes]] = []
     pages: list[RawPage] = []
+    live: list[RawPage] = []
     try:
         while True:
             decoded, body = await api.get_json(request.path, request.params)
             record = request.as_record()
-            raw.append((record, body))
-            pages.append(RawPage(request=record, body=decoded))
+            clean = scrub_signed_urls(body)
+            raw.append((record, clean))
+            live.append(RawPage(request=record, body=decoded))
+            stored = decoded if clean is body else orjson.loads(clean)
+            pages.append(RawPage(request=record, body=stored))
             request = gen.send(decoded)
     except StopIteration as stop:
         paging: PagingRecord = stop.value
-    return FetchedPages(tuple(pages), encode_raw_pages(raw), paging)
+    return FetchedPages(tuple(pages), encode_raw_pages(raw), paging, tuple(live))
 
 
 async def fetch_thread(
@@ -118,7 +132,12 @@ async def fetch_thread(
     session = assets if assets is not None else current_session()
     outcome: AssetOutcome | None = None
     if session is not None:
-        refs = extract_assets(inp)
+        live = dataclasses.replace(
+            inp,
+            plain_pages=plain.live_pages or plain.pages,
+            blocks_pages=(blocks.live_pages or blocks.pages) if blocks else (),
+        )
+        refs = extract_assets(live)
         if refs:
             outcome = await session.collect(row.thread_id, refs)
             inp = dataclasses.replace(inp, downloads=outcome.reports)

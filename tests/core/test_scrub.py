@@ -1,0 +1,52 @@
+"""Signed-URL credentials are masked in response bytes; everything else stays byte for byte."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pplx_archiver.core.scrub import scrub_signed_urls
+
+URL = (
+    "https://d2z0o16i8xm8ak.cloudfront.net/a/report.md?Expires=1782190058"
+    "&Signature=abcDEF~123-_xyz&Key-Pair-Id=K2ABCDEFG"
+)
+S3 = (
+    "https://ppl-ai-file-upload.s3.amazonaws.com/x.pdf?AWSAccessKeyId=AKIAXXXX"
+    "&Signature=s%2Fg%3D&x-amz-security-token=FwoGZXIvYXdz&Expires=1"
+)
+
+
+def test_masks_cloudfront_and_s3_parameters() -> None:
+    """Signature, Key-Pair-Id, AWSAccessKeyId and the security token lose their values."""
+    body = orjson.dumps({"assets": [{"url": URL}, {"url": S3, "name": "Signature=keep"}]})
+    out = scrub_signed_urls(body)
+    data = orjson.loads(out)
+    assert data["assets"][0]["url"] == (
+        "https://d2z0o16i8xm8ak.cloudfront.net/a/report.md?Expires=1782190058"
+        "&Signature=REDACTED&Key-Pair-Id=REDACTED"
+    )
+    assert "AKIAXXXX" not in out.decode() and "FwoGZXIvYXdz" not in out.decode()
+    assert data["assets"][1]["name"] == "Signature=keep"  # not a URL parameter
+
+
+def test_escaped_ampersand_and_untouched_bodies() -> None:
+    """A JSON-escaped ampersand is handled; a body without parameters is returned as is."""
+    body = b'{"u": "https://x/y?a=1\\u0026Signature=secretsecret\\u0026b=2"}'
+    assert orjson.loads(scrub_signed_urls(body))["u"] == "https://x/y?a=1&Signature=REDACTED&b=2"
+    plain = b'{"answer": "no urls here"}'
+    assert scrub_signed_urls(plain) is plain
+
+
+@given(
+    st.recursive(
+        st.text() | st.integers(-(2**63), 2**63 - 1),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+    )
+)
+def test_scrubbed_json_stays_json(value: object) -> None:
+    """Any JSON document, with a signed URL inside, is still valid JSON after scrubbing."""
+    body = orjson.dumps({"v": value, "u": URL})
+    out = orjson.loads(scrub_signed_urls(body))
+    assert "abcDEF" not in out["u"]
