@@ -6,9 +6,11 @@ a token (``rate`` tokens per second, at most ``burst`` saved up). When the serve
 the rate is cut multiplicatively (``× decrease``, never below ``floor``) and *every* waiter is
 paused until ``now + retry_after`` (or a growing backoff when the server gave no hint); the
 rate is cut once per pause (the other answers of the same episode were already in flight and
-only extend the pause). After
-``success_window`` successes in a row :meth:`RateLimiter.on_success` raises the rate again by
-``increase`` requests/s, up to the configured ceiling. The clock and the sleep are injected,
+only extend the pause). After ``success_window`` successes in a row
+:meth:`RateLimiter.on_success` raises the rate again by ``increase`` requests/s, up to the
+configured ceiling; once a throttle came below the ceiling, steps that would pass 90 % of the
+rate it came at are an eighth as large (the server's limit is about there: probing it gently
+avoids a throttle every few seconds). The clock and the sleep are injected,
 so tests drive the limiter in zero time and assert exact waits.
 
 A second instance can serve another budget (CDN asset downloads) with its own numbers.
@@ -23,6 +25,11 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 Clock = Callable[[], float]
+
+# Recovery near the rate of the last throttle below the ceiling: full steps up to NEAR_LIMIT
+# of it, then steps of increase / SLOW_STEPS (probing for the server's limit gently).
+NEAR_LIMIT = 0.9
+SLOW_STEPS = 8
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -78,6 +85,7 @@ class RateLimiter:
         self._last = clock()
         self._paused_until = float("-inf")
         self._streak = 0
+        self._throttled_at = self._ceiling  # rate when the last throttle episode began
         self._throttles_in_row = 0
         self._acquired = 0
         self._throttles = 0
@@ -137,7 +145,14 @@ class RateLimiter:
         self._streak += 1
         if self._streak >= self._success_window and self._rate < self._ceiling:
             self._refill(self._clock())
-            self._rate = min(self._ceiling, self._rate + self._increase)
+            step = self._increase
+            if self._throttled_at < self._ceiling and self._rate + step > (
+                self._throttled_at * NEAR_LIMIT
+            ):
+                # The server pushed back below the ceiling: that rate is about its limit, so
+                # approach it in small steps instead of overshooting it every few seconds.
+                step = self._increase / SLOW_STEPS
+            self._rate = min(self._ceiling, self._rate + step)
             self._raises += 1
             self._streak = 0
 
@@ -157,6 +172,7 @@ class RateLimiter:
             # flight when the first throttle of a pause arrived say nothing new (counting
             # each of them doubled the pause per in-flight request, up to ``backoff_max``).
             self._throttles_in_row += 1
+            self._throttled_at = self._rate
             self._rate = max(self._floor, self._rate * self._decrease)
         if retry_after is not None and retry_after >= 0:
             pause = float(retry_after)

@@ -163,3 +163,20 @@ async def test_in_flight_throttles_do_not_escalate_the_backoff() -> None:
     assert later == [pytest.approx(5.0)] * 6  # before: 10, 20, 40, 80, 120, 120
     t.now += 5.0
     assert lim.on_throttle(None) == 10.0
+
+
+async def test_recovery_slows_near_a_throttle_below_the_ceiling() -> None:
+    """After a throttle below the ceiling, steps past 90 % of that rate are an eighth as large."""
+    t = StepTime()
+    lim = _limiter(t, rate=80.0, burst=1, increase=8.0, success_window=1)
+    lim.on_throttle(0.0)  # at the ceiling: no slow zone
+    assert lim.rate == 40.0
+    lim.on_success()
+    assert lim.rate == 48.0
+    lim.on_throttle(0.0)  # at 48: the server's limit is about there
+    assert lim.rate == 24.0
+    rates = []
+    for _ in range(4):
+        lim.on_success()
+        rates.append(lim.rate)
+    assert rates == [32.0, 40.0, 41.0, 42.0]
