@@ -8,6 +8,7 @@ deterministic: same input, byte-identical output.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import Any
 
@@ -30,7 +31,6 @@ from pplx_archiver.core.values import Entry, Thread, WebResult
 from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
     Scope,
-    block_text,
     inline,
     render_plain_steps,
     render_steps,
@@ -42,12 +42,15 @@ from pplx_archiver.errors import PayloadError
 __all__ = ["needs_blocks", "render_thread"]
 
 BASE_URL = "https://www.perplexity.ai"
+_YAML_VERBATIM = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except " and \
 
 
 def _yaml(value: str | None) -> str:
     """A YAML double-quoted scalar (or ``null``) safe for any text."""
     if value is None:
         return "null"
+    if _YAML_VERBATIM.fullmatch(value):
+        return f'"{value}"'
     out = ['"']
     for ch in value:
         if ch == '"':
@@ -140,8 +143,8 @@ class _Renderer:
         return labels.label(key, self.lang)
 
     # -- turns ------------------------------------------------------------------------
-    def turn(self, number: int, entry: Entry) -> tuple[str, str, tuple[WebResult, ...]]:
-        """(turn file text, answer, turn citations) of one turn."""
+    def turn(self, number: int, entry: Entry) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
+        """(turn file text, (query, answer) as shown, turn citations) of one turn."""
         scope = self.scope
         where = f"turn_{number:04d}"
         index = number - 1
@@ -149,7 +152,8 @@ class _Renderer:
         anchored = self.placement.anchored.get(index, ())
         on_stub = self.placement.stubs.get(index, ())
         parts = [f"# {self.label('turn')} {number}"]
-        parts.append(f"## {self.label('query')}\n\n{md.safe_markdown(entry.query)}")
+        query = md.safe_markdown(entry.query)
+        parts.append(f"## {self.label('query')}\n\n{query}")
         cited: list[WebResult] = entry_sources(entry)
         workflow = entry.blocks.workflow
         work: list[str] = []
@@ -182,12 +186,12 @@ class _Renderer:
                 blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
             parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(blocks))
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
-        shown = block_text(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        shown = scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
         parts.append(f"## {self.label('answer')}\n\n{shown}")
         unique = dedupe(cited)
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
-        return "\n\n".join(parts) + "\n", answer, unique
+        return "\n\n".join(parts) + "\n", (query, shown), unique
 
     def payload_block(self, payload: Payload, location: str) -> str:
         return render_subagent(
@@ -207,9 +211,9 @@ class _Renderer:
         answers: list[tuple[str, str]] = []
         all_cited: list[WebResult] = []
         for number, entry in enumerate(thread.entries, 1):
-            text, answer, cited = self.turn(number, entry)
+            text, shown, cited = self.turn(number, entry)
             files[f"turns/turn_{number:04d}.md"] = text.encode("utf-8", "replace")
-            answers.append((entry.query, answer))
+            answers.append(shown)
             all_cited.extend(cited)
         appendix: list[str] = []
         for payload in self.placement.appendix:
@@ -295,11 +299,10 @@ class _Renderer:
             "---",
         ]
         parts = ["\n".join(front), f"# {inline(self.title) or '?'}"]
-        for number, (query, answer) in enumerate(answers, 1):
-            shown = block_text(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        for number, (query, shown) in enumerate(answers, 1):
             parts.append(
                 f"## {self.label('turn')} {number}\n\n"
-                f"### {self.label('query')}\n\n{md.safe_markdown(query)}\n\n"
+                f"### {self.label('query')}\n\n{query}\n\n"
                 f"### {self.label('answer')}\n\n{shown}"
             )
         if appendix:

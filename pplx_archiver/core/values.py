@@ -11,10 +11,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from pplx_archiver.core.frozen import fast_init
 from pplx_archiver.core.model import SpaceRef
 from pplx_archiver.core.node import Node
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class WebResult:
     """One cited or consulted web page."""
@@ -25,6 +27,7 @@ class WebResult:
     timestamp: str = ""
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class TodoItem:
     """One line of a to-do list or of its diff."""
@@ -33,6 +36,7 @@ class TodoItem:
     description: str
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Item:
     """One ``WORKFLOW_ITEM_*`` of a workflow step; the fields of its kind are filled."""
@@ -62,6 +66,7 @@ class Item:
         return self.where.path
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Step:
     """One step of a workflow: a tool call, a search, a sub-agent container …"""
@@ -79,6 +84,7 @@ class Step:
         return self.where.path
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Workflow:
     """A ``workflow_block`` or a nested ``workflow_payload`` (sub-agent, council member)."""
@@ -101,6 +107,7 @@ class Workflow:
         return self.where.path
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Blocks:
     """What the schematized ``blocks[]`` of an entry hold, by use."""
@@ -114,6 +121,7 @@ class Blocks:
     count: int = 0
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class PlainStep:
     """One step of the plain ``text`` JSON: its type and raw content object."""
@@ -130,6 +138,7 @@ class PlainStep:
         return self.where.path
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class SideBySide:
     """``side_by_side_metadata`` of an entry (answer rewrite / A-B experiment)."""
@@ -140,6 +149,7 @@ class SideBySide:
     experiment_override: Any = None
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Entry:
     """One turn (or background entry) with its plain and schematized halves joined."""
@@ -177,6 +187,7 @@ class Entry:
         return self.where.path
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class PageInfo:
     """What one fetched page says about paging."""
@@ -189,6 +200,7 @@ class PageInfo:
     background_entries: int
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True, slots=True)
 class Thread:
     """A whole decoded thread: turns in creation order, background entries, metadata."""

@@ -40,10 +40,18 @@ class Scope:
     findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
     rendered_payloads: set[int] = dataclasses.field(default_factory=set)
+    shown: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def label(self, key: str, **fields: object) -> str:
         """A label in this scope's language."""
         return labels.label(key, self.lang, **fields)
+
+    def block(self, text: str) -> str:
+        """:func:`block_text` of ``text``, computed once per thread (answers repeat)."""
+        done = self.shown.get(text)
+        if done is None:
+            done = self.shown[text] = block_text(text)
+        return done
 
 
 def inline(text: str) -> str:
@@ -110,13 +118,13 @@ def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
         if item.text.strip():
             if item.variant in ("thought", "thinking"):
                 parts.append(
-                    md.details(scope.label("thoughts"), block_text(item.text), trusted=True)
+                    md.details(scope.label("thoughts"), scope.block(item.text), trusted=True)
                 )
             else:
-                parts.append(block_text(item.text))
+                parts.append(scope.block(item.text))
     elif kind == "WORKFLOW_ITEM_SOURCES":
         if item.text.strip():
-            parts.append(block_text(item.text))
+            parts.append(scope.block(item.text))
         if item.sources:
             parts.append(f"**{scope.label('sources')}** ({len(item.sources)})")
             parts.append(source_list(item.sources))
@@ -239,7 +247,7 @@ def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> s
     if workflow.headline.strip() and workflow.headline != name:
         rounds.insert(0, f"*{inline(workflow.headline)}*")
     if answer:
-        rounds.append(f"**{scope.label('answer')}**\n\n{block_text(answer)}")
+        rounds.append(f"**{scope.label('answer')}**\n\n{scope.block(answer)}")
     return md.details(summary, "\n\n".join(rounds), trusted=True)
 
 
@@ -267,7 +275,7 @@ def render_subagent(
     parts = [f"#### {scope.label('subagent')}: {title}{model}{annotation(kind, scope.lang)}"]
     prompt = (workflow.objective if workflow else "") or (anchor.objective if anchor else "")
     if prompt.strip():
-        parts.append(f"**{scope.label('prompt')}**\n\n{block_text(prompt)}")
+        parts.append(f"**{scope.label('prompt')}**\n\n{scope.block(prompt)}")
     steps = (
         workflow.steps
         if workflow is not None and workflow.steps
@@ -278,7 +286,7 @@ def render_subagent(
         parts.append(md.details(summary, render_steps(steps, scope, location, depth), trusted=True))
     conclusion = workflow_answer(workflow) or workflow_answer(workflow, any_variant=True)
     if conclusion:
-        parts.append(f"**{scope.label('conclusion')}**\n\n{block_text(conclusion)}")
+        parts.append(f"**{scope.label('conclusion')}**\n\n{scope.block(conclusion)}")
     cited = dedupe(workflow_sources(workflow))
     if cited:
         parts.append(f"**{scope.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
@@ -381,7 +389,7 @@ def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
     if kind == "THOUGHT":
         text = content.get_text("thought") or content.get_text("text")
         if text:
-            return md.details(scope.label("thoughts"), block_text(text), trusted=True)
+            return md.details(scope.label("thoughts"), scope.block(text), trusted=True)
     body = _generic(content, scope, _SKIP_ASI if kind.startswith("ASI_TOOL_") else _SKIP_ALWAYS)
     if kind in KNOWN_PLAIN or kind.startswith("MCP_TOOL_"):
         return f"{head}\n\n{body}" if body else head
