@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from pplx_archiver.core.blocks import decode_blocks, decode_item, web_results
+from pplx_archiver.core.blocks import (
+    decode_blocks,
+    decode_item,
+    plain_results,
+    web_results,
+    web_results_at,
+)
 from pplx_archiver.core.model import RawPage, SpaceRef
 from pplx_archiver.core.node import Node
 from pplx_archiver.core.timeparse import node_ts
@@ -90,7 +96,7 @@ def _plain_steps(
                 elif isinstance(final.v, dict):
                     text = final.get_str("answer")
                     answer = text or answer
-                    results = web_results(final.get_list("web_results"))
+                    results = web_results_at(final, "web_results")
     return tuple(steps), answer, results, True
 
 
@@ -127,7 +133,12 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
     sources_node = node.opt("sources")
     sources: tuple[WebResult, ...] = ()
     if sources_node is not None and isinstance(sources_node.v, list):
-        sources = web_results([s for s in sources_node.list_items() if isinstance(s.v, dict)])
+        fast = plain_results(sources_node.v)
+        sources = (
+            fast
+            if fast is not None
+            else web_results([s for s in sources_node.list_items() if isinstance(s.v, dict)])
+        )
     elif sources_node is not None and not isinstance(sources_node.v, dict):
         raise sources_node.error("expected object or array")
     updated_raw = node.raw("updated_datetime") or node.raw("entry_updated_datetime") or ""

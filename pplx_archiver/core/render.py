@@ -117,6 +117,7 @@ class _Renderer:
         self.inp = inp
         self.ctx = ctx
         self.lang = ctx.lang
+        self.labels = labels.LABELS.get(self.lang, labels.LABELS[labels.DEFAULT_LANG])
         self.thread = decode_thread(inp.plain_pages, inp.blocks_pages)
         thread = self.thread
         self.uuid = _thread_uuid(inp, thread)
@@ -140,7 +141,7 @@ class _Renderer:
         self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
 
     def label(self, key: str) -> str:
-        return labels.label(key, self.lang)
+        return self.labels[key]
 
     # -- turns ------------------------------------------------------------------------
     def turn(self, number: int, entry: Entry) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:

@@ -16,15 +16,15 @@ from typing import Any
 from pplx_archiver.core import labels
 from pplx_archiver.core import markdown as md
 from pplx_archiver.core.answers import workflow_answer
-from pplx_archiver.core.blocks import web_results
+from pplx_archiver.core.blocks import web_results_at
 from pplx_archiver.core.citations import dedupe, workflow_sources
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.node import Node, dump_json
 from pplx_archiver.core.subagents import Payload
 from pplx_archiver.core.values import Item, PlainStep, Step, WebResult, Workflow
 
-_INLINE = re.compile(r"([\\`*_\[\]<>#|])")
-_SPACE = re.compile(r"\s+")
+_INLINE = {ord(c): "\\" + c for c in "\\`*_[]<>#|"}  # each markup character, escaped
+_BACKTICKS = re.compile(r"`+")
 _NEEDS_WORK = re.compile(r"[\\`*_\[\]<>#|]|\s\s|[^\S ]|^\s|\s$")
 _URL_BAD = re.compile(r"[\s<>]")
 _DONE = {"WORKFLOW_COMPLETED", "COMPLETED", ""}
@@ -58,15 +58,15 @@ def inline(text: str) -> str:
     """One-line, structure-safe Markdown text (newlines folded, markup escaped)."""
     if not _NEEDS_WORK.search(text):
         return text
-    return _INLINE.sub(r"\\\1", _SPACE.sub(" ", text).strip())
+    return " ".join(text.split()).translate(_INLINE)  # split(): the whitespace of \s
 
 
 def code(text: str) -> str:
     """An inline code span for any one-line text (backtick runs inside are fenced around)."""
-    flat = _SPACE.sub(" ", text).strip()
+    flat = " ".join(text.split())
     if not flat:
         return ""
-    runs = [len(r) for r in re.findall(r"`+", flat)]
+    runs = [len(r) for r in _BACKTICKS.findall(flat)] if "`" in flat else []
     ticks = "`" * (max(runs, default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") or runs else ""
     return f"{ticks}{pad}{flat}{pad}{ticks}"
@@ -74,7 +74,9 @@ def code(text: str) -> str:
 
 def link(result: WebResult) -> str:
     """A Markdown link to a source, safe for any name and URL."""
-    url = _URL_BAD.sub(lambda m: f"%{ord(m.group(0)):02X}", result.url.strip())
+    url = result.url.strip()
+    if _URL_BAD.search(url):
+        url = _URL_BAD.sub(lambda m: f"%{ord(m.group(0)):02X}", url)
     name = inline(result.name) or inline(result.url) or url
     return f"[{name}](<{url}>)" if url else name
 
@@ -359,7 +361,7 @@ def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
         ]
         return f"{head}\n\n{_bullets(queries)}"
     if kind == "SEARCH_RESULTS":
-        results = web_results(content.get_list("web_results"))
+        results = web_results_at(content, "web_results")
         return f"{head} ({len(results)})\n\n{source_list(results)}"
     if kind == "URL_NAVIGATE":
         urls = [
