@@ -34,7 +34,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 from urllib.parse import quote, unquote, urlsplit
@@ -583,9 +583,14 @@ async def open_assets(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     online: bool = True,
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    clock: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[AssetSession]:
     """The run's asset session (CDN client, staging under ``<out>/index/staging``), installed
-    for the block; staged leftovers of this or a crashed earlier run are removed."""
+    for the block; staged leftovers of this or a crashed earlier run are removed.
+
+    ``sleep``/``clock`` pace the CDN budget (pauses, backoffs); a run passes the ones of its
+    API client so that every wait of the run is on one clock."""
     staging = Path(archive.out) / "index" / "staging"
     shutil.rmtree(staging, ignore_errors=True)  # leftovers of an interrupted run
     downloader = (
@@ -595,6 +600,8 @@ async def open_assets(
             rate=settings.asset_rate,
             timeout=settings.request_timeout,
             transport=transport,
+            sleep=sleep,
+            clock=clock,
         )
         if online
         else None

@@ -19,6 +19,7 @@ A second instance can serve another budget (CDN asset downloads) with its own nu
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Awaitable, Callable
 
@@ -133,11 +134,21 @@ class RateLimiter:
                 await self._sleep(self._paused_until - now)
                 continue
             self._refill(now)
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
+            if self._tokens >= 1.0 - self._rounding_slack(now):
+                self._tokens = max(0.0, self._tokens - 1.0)
                 self._acquired += 1
                 return
             await self._sleep((1.0 - self._tokens) / self._rate)
+
+    def _rounding_slack(self, now: float) -> float:
+        """How far below one token float rounding can leave the bucket after a full wait.
+
+        Sleeping exactly the missing ``(1 - tokens) / rate`` seconds can refill to 0.99999…
+        (the clock's own rounding at its magnitude). The next wait is then below the clock's
+        resolution: a clock that advances by exactly the requested wait (virtual time) never
+        moves, and acquire would spin forever. That remainder is noise, not a missing token.
+        """
+        return min(0.01, max(1e-9, 4.0 * math.ulp(now) * self._rate))
 
     def on_success(self) -> None:
         """Count a success; after a run of them, raise the rate additively up to the ceiling."""

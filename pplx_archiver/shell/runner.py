@@ -79,8 +79,9 @@ async def run_command(
 ) -> RunSummary:
     """Run an archiving command against the service named by ``settings``.
 
-    ``sleep`` and ``clock`` are the API client's (rate-limit pauses, retry waits): tests
-    inject virtual time so a run with 15 s challenge pauses takes no real time.
+    ``sleep`` and ``clock`` pace every wait of the run: the API client's (rate-limit pauses,
+    retry waits) and the CDN downloader's. Tests inject virtual time so a run with 15 s
+    challenge pauses takes no real time; a wait left on the real clock would stall such a run.
     """
     out = stdout or sys.stdout
     archive = Archive(settings.out_dir, group_commit=True)
@@ -140,7 +141,9 @@ async def run_command(
                 )
                 try:
                     # Issue 8: the workers fetch each thread's assets in the same pass.
-                    async with open_assets(settings, client, archive, transport=transport):
+                    async with open_assets(
+                        settings, client, archive, transport=transport, sleep=sleep, clock=clock
+                    ):
                         summary = await run.execute()
                 finally:
                     summary = run.summary

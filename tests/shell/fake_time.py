@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 from collections.abc import Awaitable, Callable
@@ -47,11 +48,29 @@ class VirtualTime:
         heapq.heappush(self._heap, (self.now + seconds, next(self._seq), event))
         await event.wait()
 
+    @staticmethod
+    async def _all_blocked() -> None:
+        """Return once every other task waits on something (asyncio; like anyio's
+        ``wait_all_tasks_blocked``, which polls only every 0.1 s of real time)."""
+        this = asyncio.current_task()
+        while True:
+            await anyio.lowlevel.checkpoint()
+            runnable = False
+            for task in asyncio.all_tasks():
+                waiter = getattr(task, "_fut_waiter", None)
+                if task is not this and (waiter is None or waiter.done()):
+                    runnable = True
+                    break
+            if not runnable:
+                return
+
     async def _driver(self) -> None:
         while True:
-            await anyio.wait_all_tasks_blocked()
+            await self._all_blocked()
             if not self._heap:
-                await anyio.sleep(0)
+                # Everyone waits on something outside virtual time (a worker thread, I/O):
+                # give it real time instead of spinning on the GIL it needs.
+                await anyio.sleep(0.001)
                 continue
             wake, _, event = heapq.heappop(self._heap)
             self.now = max(self.now, wake)
