@@ -5,8 +5,9 @@ headers, truncates 1 % of bodies, rate-limits with 429 bursts and shows the Clou
 challenge page to a window of requests. Two flavours:
 
 - virtual time: the whole ``run_command`` (listing, workers, assets, writer) against the
-  simulator mounted in-process, every pause and backoff (15 s per challenge) taken in
-  virtual time, the simulator's own token bucket on the same clock;
+  simulator mounted in-process, every pause and backoff (15 s per challenge, API and CDN)
+  taken on one :class:`~tests.shell.fake_time.VirtualTime` clock (it jumps to the next
+  wake-up once every task waits), the simulator's own token bucket on the same clock;
 - real sockets: ``pplx-export batch`` against the simulator on loopback in real time (the
   Cloudflare window only under ``PPLX_SOAK=1``, its pause costing 15 s of wall time).
 
@@ -17,7 +18,6 @@ registry (no (thread, entry) key twice).
 from __future__ import annotations
 
 import io
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from tests.reliability.conftest import (
     size,
     truth_uuids,
 )
+from tests.shell.fake_time import VirtualTime
 
 # 13 % faults in these proportions: 10 % 5xx, 2 % dropped connections, 1 % truncated bodies.
 CHAOS_KINDS = ("500",) * 4 + ("502",) * 3 + ("503",) * 3 + ("drop",) * 2 + ("truncate",)
@@ -84,21 +85,6 @@ def check_archive(out: Path, truth: dict[str, dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------- virtual time
 
 
-class WarpTime:
-    """Real time plus jumps: a sleep moves the clock to its wake-up time at once."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def clock(self) -> float:
-        return time.monotonic() + self.offset
-
-    async def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self.offset = max(self.offset, self.clock() + seconds - time.monotonic())
-        await anyio.sleep(0)
-
-
 class DroppingTransport(httpx.AsyncBaseTransport):
     """The in-process simulator; a dropped connection surfaces as httpx's protocol error."""
 
@@ -112,8 +98,8 @@ class DroppingTransport(httpx.AsyncBaseTransport):
             raise httpx.RemoteProtocolError("peer closed connection", request=request) from exc
 
 
-async def virtual_batch(config: SimConfig, out: Path, app: Any, warp: WarpTime) -> int:
-    """One ``batch`` through ``run_command`` in virtual time; returns its exit status."""
+async def virtual_batch(config: SimConfig, out: Path, app: Any, vt: VirtualTime) -> int:
+    """One ``batch`` through ``run_command`` under virtual time; returns its exit status."""
     _, _, token = login_for(config)
     opts = CommonOptions(
         out=out,
@@ -126,7 +112,9 @@ async def virtual_batch(config: SimConfig, out: Path, app: Any, warp: WarpTime) 
         log_format="json",
     )
     settings = opts.settings()
-    with run_logging(settings, "batch"), anyio.fail_after(RUN_DEADLINE_S):
+    codes: list[int] = []
+
+    async def batch() -> None:
         try:
             summary = await run_command(
                 settings,
@@ -135,24 +123,29 @@ async def virtual_batch(config: SimConfig, out: Path, app: Any, warp: WarpTime) 
                 transport=DroppingTransport(app),
                 stdout=io.StringIO(),
                 handle_signals=False,
-                sleep=warp.sleep,
-                clock=warp.clock,
+                sleep=vt.sleep,
+                clock=vt.clock,
             )
         except PplxError:
-            return 2
-    return 1 if summary.failed else 0
+            codes.append(2)
+        else:
+            codes.append(1 if summary.failed else 0)
+
+    with run_logging(settings, "batch"), anyio.fail_after(RUN_DEADLINE_S):
+        await vt.run(batch)
+    return codes[0]
 
 
 def test_chaos_in_virtual_time_archives_everything_within_one_rerun(tmp_path: Path) -> None:
     """5xx, drops, truncation, 429s and a challenge window: ≤ 1 rerun archives all, verify 0."""
     config = chaos_config(size(80, 1500), challenge=True)
-    warp = WarpTime()
+    vt = VirtualTime()
     sim_app = create_app(config)
-    app = FaultMiddleware(sim_app.app, config, sim_app.sim.stats, clock=warp.clock)
+    app = FaultMiddleware(sim_app.app, config, sim_app.sim.stats, clock=vt.clock)
     out = tmp_path / "archive"
-    codes = [anyio.run(virtual_batch, config, out, app, warp)]
+    codes = [anyio.run(virtual_batch, config, out, app, vt)]
     if codes[0] != 0:
-        codes.append(anyio.run(virtual_batch, config, out, app, warp))
+        codes.append(anyio.run(virtual_batch, config, out, app, vt))
     stats = sim_app.sim.stats.as_json()
     assert codes[-1] == 0, codes
     faults = Counter(stats["faults"])

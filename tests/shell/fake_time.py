@@ -5,10 +5,15 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import weakref
 from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.lowlevel
+
+# Driver tasks of every VirtualTime: each polls until the others are blocked, so they ignore
+# one another (two drivers that each saw the other as runnable would wait forever).
+_DRIVERS: weakref.WeakSet[asyncio.Task[None]] = weakref.WeakSet()
 
 
 class StepTime:
@@ -35,6 +40,7 @@ class VirtualTime:
         self.sleeps: list[float] = []
         self._heap: list[tuple[float, int, anyio.Event]] = []
         self._seq = itertools.count()
+        self._running = False
 
     def clock(self) -> float:
         return self.now
@@ -57,14 +63,19 @@ class VirtualTime:
             await anyio.lowlevel.checkpoint()
             runnable = False
             for task in asyncio.all_tasks():
+                if task is this or task in _DRIVERS:
+                    continue  # another driver polls too: it must not look busy forever
                 waiter = getattr(task, "_fut_waiter", None)
-                if task is not this and (waiter is None or waiter.done()):
+                if waiter is None or waiter.done():
                     runnable = True
                     break
             if not runnable:
                 return
 
     async def _driver(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        _DRIVERS.add(task)
         while True:
             await self._all_blocked()
             if not self._heap:
@@ -78,6 +89,18 @@ class VirtualTime:
 
     async def run(self, *jobs: Callable[[], Awaitable[None]]) -> None:
         """Run the jobs concurrently under virtual time until all of them finish."""
+        if self._running:  # nested: the enclosing run's driver already moves the clock
+            async with anyio.create_task_group() as tg:
+                for job in jobs:
+                    tg.start_soon(job)
+            return
+        self._running = True
+        try:
+            await self._run(*jobs)
+        finally:
+            self._running = False
+
+    async def _run(self, *jobs: Callable[[], Awaitable[None]]) -> None:
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._driver)
             async with anyio.create_task_group() as tg:

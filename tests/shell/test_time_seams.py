@@ -56,6 +56,28 @@ async def test_concurrent_acquires_end_under_virtual_time() -> None:
     assert vt.now - start == pytest.approx((400 - 4) / 100.0)
 
 
+async def test_nested_and_parallel_virtual_clocks_finish() -> None:
+    """A run nested in a run of the same clock, beside another clock's run, all finish."""
+    a, b = VirtualTime(), VirtualTime(start=5.0)
+
+    async def nap_a() -> None:
+        await a.sleep(3.0)
+
+    async def nested() -> None:
+        await a.run(nap_a, nap_a)
+        await a.sleep(2.0)
+
+    async def nap_b() -> None:
+        for _ in range(10):
+            await b.sleep(0.5)
+
+    with anyio.fail_after(DEADLINE_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(a.run, nested)
+            tg.start_soon(b.run, nap_b)
+    assert (a.now, b.now) == (1005.0, 10.0)
+
+
 async def test_cdn_downloads_wait_on_the_run_clock(tmp_path: Path) -> None:
     """open_assets paces the CDN with the sleep and clock it is given (a 429's 30 s pause)."""
     answers = iter([httpx.Response(429, headers={"retry-after": "30"})])
