@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import stat
-import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,11 +28,13 @@ from pplx_archiver.shell.listing import iter_threads
 from pplx_archiver.shell.scheduler import Run, RunOptions
 from pplx_archiver.shell.store import Archive
 from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, LIBRARY_ROOT_HASH, SimConfig
+from pplx_archiver.sim.faults import FaultMiddleware
 from pplx_archiver.sim.runner import RunningSim, login_for, serve_in_thread
 from pplx_archiver.sim.server import create_app
 from pplx_archiver.sim.sessions import token_for
 from pplx_archiver.sim.state import AccountState
 from tests.e2e.conftest import run_cli, sim_get
+from tests.shell.fake_time import VirtualTime
 from tests.shell.helpers import settings
 
 FAST = ("--concurrency", "4", "--rate", "1000", "--burst", "100")
@@ -171,32 +172,10 @@ def test_rotated_cookie_is_used_for_the_rest_and_persisted_0600(tmp_path: Path) 
 # --------------------------------------------------------------------------- challenges
 
 
-class WarpTime:
-    """Real time plus jumps: a sleep moves the clock to its wake-up time at once.
-
-    Concurrent sleepers aiming at the same moment (an account-wide pause) jump there once.
-    """
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def clock(self) -> float:
-        return time.monotonic() + self.offset
-
-    async def sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self.offset = max(self.offset, self.clock() + seconds - time.monotonic())
-        await anyio.sleep(0)
-
-    @property
-    def now(self) -> float:
-        return self.clock()
-
-
 class _Recorder(httpx.AsyncBaseTransport):
     """Passes requests to the in-process simulator; notes (virtual time, path, status)."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, time: WarpTime) -> None:
+    def __init__(self, inner: httpx.AsyncBaseTransport, time: VirtualTime) -> None:
         self.inner = inner
         self.time = time
         self.sent: list[float] = []
@@ -215,7 +194,7 @@ async def _virtual_run(config: SimConfig, out: Path, **setting: Any) -> tuple[An
 
     Returns ``[summary or the run's error, client stats]`` and the recorder.
     """
-    vt = WarpTime()
+    vt = VirtualTime()
     app = create_app(config)
     recorder = _Recorder(httpx.ASGITransport(app=app), vt)
     cookies, _, _ = login_for(config)
@@ -235,7 +214,7 @@ async def _virtual_run(config: SimConfig, out: Path, **setting: Any) -> tuple[An
                     summary.append(exc)
                 summary.append(client.stats())
 
-    await job()
+    await vt.run(job)
     return summary, recorder
 
 
@@ -338,39 +317,49 @@ def test_graphql_with_stale_hashes_falls_back_and_archives_the_same_threads(
 # --------------------------------------------------------------------------- pacing
 
 
-def test_rate_limited_server_run_settles_near_its_rate(tmp_path: Path) -> None:
+async def test_rate_limited_server_run_settles_near_its_rate() -> None:
     """Server limit R=20/s (burst 10, 10–30 ms latency), client ceiling 2R: under 3 % of the
-    requests are answered 429 and the client's pace ends up near R."""
+    requests are answered 429 and the client's pace ends up near R.
+
+    Client and server share one virtual clock (the server's bucket and latency included), so
+    the pace measured does not depend on how busy the machine is.
+    """
     rate = 20.0
     config = SimConfig(threads=30, rate=rate, burst=10, latency_ms=10, jitter_ms=20)
-    with serve_in_thread(config) as sim:
-        ids = list(_truth(sim))
-        run_settings = settings(base_url=sim.base_url, rate=2 * rate, burst=4, concurrency=4)
+    vt = VirtualTime()
+    sim_app = create_app(config)
+    stats = sim_app.sim.stats
+    app = FaultMiddleware(sim_app.app, config, stats, clock=vt.clock, sleep=vt.sleep)
+    ids = [t["uuid"] for t in AccountState(config).truth()["threads"]]
+    cookies, _, _ = login_for(config)
+    run_settings = settings(base_url="http://sim.test", rate=2 * rate, burst=4, concurrency=4)
+    measured: list[Any] = []
 
-        async def fetch_all() -> tuple[float, Any]:
-            todo = list(range(150))
-            async with open_session(run_settings, credential=Credential(sim.cookies, "sim")) as (
-                client,
-                _info,
-            ):
-                httpx.delete(sim.base_url + "/__sim/stats")
-                started = time.monotonic()
+    async def fetch_all() -> None:
+        todo = list(range(150))
+        async with open_session(run_settings, credential=Credential(cookies, "sim"),
+                                transport=httpx.ASGITransport(app=app), sleep=vt.sleep,
+                                clock=vt.clock) as (client, _info):  # fmt: skip
+            stats.reset()
+            started = vt.now
 
-                async def worker() -> None:
-                    while todo:
-                        n = todo.pop()
-                        await client.get_json(f"/rest/thread/{ids[n % len(ids)]}", {"limit": 1})
+            async def worker() -> None:
+                while todo:
+                    n = todo.pop()
+                    await client.get_json(f"/rest/thread/{ids[n % len(ids)]}", {"limit": 1})
 
-                async with anyio.create_task_group() as tg:
-                    for _ in range(4):
-                        tg.start_soon(worker)
-                return time.monotonic() - started, client.stats()
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(worker)
+            measured.extend([vt.now - started, client.stats()])
 
-        elapsed, client_stats = anyio.run(fetch_all)
-        stats = sim_get(sim, "/__sim/stats")
-    assert stats["statuses"].get("200") == 150
-    assert stats["rate_limited"] / stats["total_requests"] < 0.03
-    assert client_stats.rate_limited == stats["rate_limited"] >= 1  # the ceiling was too high
+    with anyio.fail_after(120):
+        await vt.run(fetch_all)
+    elapsed, client_stats = measured
+    served = stats.as_json()
+    assert served["statuses"].get("200") == 150
+    assert served["rate_limited"] / served["total_requests"] < 0.03
+    assert client_stats.rate_limited == served["rate_limited"] >= 1  # the ceiling was too high
     achieved = 150 / elapsed
     assert 0.6 * rate <= achieved <= 1.1 * rate
 
