@@ -63,7 +63,9 @@ def table(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["scenarios"]:
-        if r["scenario"] == 6:
+        if "error" in r:
+            lines.append(f"| {r['scenario']} {r['name']} | error: {r['error'][:120]} |")
+        elif r["scenario"] == 6:
             for run in r["runs"]:
                 lines.append(
                     f"| 6 re-render --jobs {run['jobs']} | {_fmt(run['threads'])} | – | "
