@@ -43,6 +43,18 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _bound_socket() -> socket.socket:
+    """A socket bound to a free loopback port, kept open until the server listens on it (a
+    port that is only looked up can be taken by any other socket before the server binds)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((HOST, 0))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def login_for(config: SimConfig) -> tuple[dict[str, str], str, str]:
     """Cookies, account id and session token a client needs for ``config``."""
     account_id = AccountState(dataclasses.replace(config, threads=0)).account_id
@@ -70,24 +82,30 @@ def _uvicorn_config(config: SimConfig, port: int) -> uvicorn.Config:
 
 
 @contextlib.contextmanager
-def serve_in_thread(config: SimConfig | None = None, timeout: float = 10.0) -> Iterator[RunningSim]:
-    """Serve the simulator with uvicorn in a daemon thread for the ``with`` block."""
+def serve_in_thread(config: SimConfig | None = None, timeout: float = 60.0) -> Iterator[RunningSim]:
+    """Serve the simulator with uvicorn in a daemon thread for the ``with`` block.
+
+    ``timeout`` bounds the start-up and the shutdown (generous: a busy machine is slow)."""
     config = config or SimConfig()
-    port = _free_port()
+    sock = _bound_socket()
+    port = int(sock.getsockname()[1])
     server = uvicorn.Server(_uvicorn_config(config, port))
-    thread = threading.Thread(target=server.run, name="pplx-sim", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError(f"simulator did not start on {HOST}:{port}")
-        time.sleep(0.01)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="pplx-sim", daemon=True
+    )
     try:
+        thread.start()
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"simulator did not start on {HOST}:{port}")
+            time.sleep(0.01)
         yield _running(config, port)
     finally:
         server.should_exit = True
-        thread.join(timeout)
+        if thread.is_alive():
+            thread.join(timeout)
+        sock.close()
 
 
 def _child(config: SimConfig, port: int) -> None:

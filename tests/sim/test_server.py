@@ -287,14 +287,15 @@ async def test_same_seed_gives_byte_identical_responses(make_client: Any) -> Non
 
 
 def test_fifty_thousand_threads_start_fast() -> None:
-    """A 50,000-thread account starts and lists its first and last pages in under a second."""
+    """A 50,000-thread account starts and lists its first and last pages in under a second of
+    CPU time (process time: what another process does to the shared cores does not count)."""
     from pplx_archiver.sim.server import create_app
 
-    start = time.perf_counter()
+    start = time.process_time()
     app = create_app(SimConfig(threads=50_000))
     state = app.sim.state
     head = state.listing(0, 100)
     tail = state.listing(49_990, 100)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert head[0] == 0 and tail[-1] == 49_999
     assert elapsed < 1.0
