@@ -142,25 +142,34 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
     elif sources_node is not None and not isinstance(sources_node.v, dict):
         raise sources_node.error("expected object or array")
     updated_raw = node.raw("updated_datetime") or node.raw("entry_updated_datetime") or ""
+    query = node.get_text("query_str")
+    # string fields read in batches, in the same order (the first bad one is reported)
+    search_mode, display_model, user_model, status, trigger = node.get_strs(
+        "search_mode", "display_model", "user_selected_model", "status", "trigger"
+    )
+    is_background = node.get_bool("is_background")
+    locked, title, slug, context, author = node.get_strs(
+        "locked_reason", "thread_title", "thread_url_slug", "context_uuid", "author_username"
+    )
     return Entry(
         key=key,
         uuid=uuid or backend,
         where=node,
-        query=node.get_text("query_str"),
+        query=query,
         created_us=created,
         updated_us=updated,
         updated_raw=updated_raw if isinstance(updated_raw, str) else "",
-        search_mode=node.get_str("search_mode").upper(),
-        display_model=node.get_str("display_model"),
-        user_model=node.get_str("user_selected_model"),
-        status=node.get_str("status"),
-        trigger=node.get_str("trigger"),
-        is_background=node.get_bool("is_background"),
-        locked_reason=node.get_str("locked_reason"),
-        thread_title=node.get_str("thread_title"),
-        slug=node.get_str("thread_url_slug"),
-        context_uuid=node.get_str("context_uuid"),
-        author=node.get_str("author_username"),
+        search_mode=search_mode.upper(),
+        display_model=display_model,
+        user_model=user_model,
+        status=status,
+        trigger=trigger,
+        is_background=is_background,
+        locked_reason=locked,
+        thread_title=title,
+        slug=slug,
+        context_uuid=context,
+        author=author,
         space=_space(node.get_obj("collection_info")),
         side_by_side=_side_by_side(node),
         steps=steps,

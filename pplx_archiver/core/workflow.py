@@ -82,18 +82,21 @@ def link(result: WebResult) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _source_line(result: WebResult) -> str:
-    """The list-item text of one source (memoized: sources repeat across sections)."""
-    line = link(result)
-    if result.snippet.strip():
-        line += f" — {inline(result.snippet)}"
+def _source_line(name: str, url: str, snippet: str) -> str:
+    """The list-item text of one source (memoized: sources repeat across sections).
+
+    Keyed by the three shown fields, whose tuple hashes faster than the value object.
+    """
+    line = link(WebResult(name, url, snippet))
+    if snippet.strip():
+        line += f" — {inline(snippet)}"
     return line
 
 
 def source_list(results: Sequence[WebResult]) -> str:
     """A numbered list of sources with snippets."""
     return "\n".join(
-        f"{number}. {_source_line(result)}" for number, result in enumerate(results, 1)
+        f"{number}. {_source_line(r.name, r.url, r.snippet)}" for number, r in enumerate(results, 1)
     )
 
 
