@@ -790,6 +790,9 @@ def blockquote(text: str) -> str:
     return "\n".join(f"> {line}" if line.strip() else ">" for line in body.split("\n")) + "\n"
 
 
+_SUMMARY_BREAK = re.compile(r"\s*(?:\r\n?|\n)\s*")
+
+
 def details(summary: str, body: str, *, trusted: bool = False) -> str:
     """Return a folded ``<details>`` block: ``<details><summary>…</summary>`` + body.
 
@@ -797,7 +800,11 @@ def details(summary: str, body: str, *, trusted: bool = False) -> str:
     :func:`safe_markdown`, unless ``trusted`` says it is Markdown this package assembled
     (whose API pieces were already made safe), e.g. nested ``details`` blocks.
     """
-    flat = re.sub(r"\s*(?:\r\n?|\n)\s*", " ", summary).strip()
+    flat = (
+        _SUMMARY_BREAK.sub(" ", summary).strip()
+        if "\n" in summary or "\r" in summary
+        else summary.strip()
+    )
     title = html.escape(flat, quote=False)
     inner = (body if trusted else safe_markdown(body)).strip("\n")
     middle = f"{inner}\n\n" if inner.strip() else ""
