@@ -35,15 +35,21 @@ class CliResult:
 
 
 def run_cli(args: list[str], out: Path | None = None) -> CliResult:
-    """Invoke `pplx-export ARGS` in-process and collect the JSON events of its log file."""
+    """Invoke `pplx-export ARGS` in-process and collect the JSON events it logged.
+
+    A run's log file is named after its command and second, so a second run of a command
+    within the same second appends to the first one's file: the events are what each log
+    file gained during this run, not the files that appeared.
+    """
     _register()
     logs = out / "index" / "logs" if out else None
-    before = set(logs.glob("*.jsonl")) if logs and logs.exists() else set()
+    before = {p: p.stat().st_size for p in logs.glob("*.jsonl")} if logs and logs.exists() else {}
     result = CliRunner().invoke(app, args, catch_exceptions=False)
     events: list[dict[str, Any]] = []
     if logs and logs.exists():
-        for path in sorted(set(logs.glob("*.jsonl")) - before):
-            events += [orjson.loads(line) for line in path.read_bytes().splitlines() if line]
+        for path in sorted(logs.glob("*.jsonl")):
+            added = path.read_bytes()[before.get(path, 0) :]
+            events += [orjson.loads(line) for line in added.splitlines() if line]
     return CliResult(result.exit_code, result.output, events)
 
 

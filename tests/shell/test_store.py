@@ -224,7 +224,11 @@ def test_render_may_not_write_raw_or_escaping_files(tmp_path: Path) -> None:
         assert arc.get(UUID) is None
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(account=st.text(max_size=40), title=st.text(max_size=60), mode=st.text(max_size=20))
 def test_hostile_names_stay_inside_out(tmp_path: Path, account: str, title: str, mode: str) -> None:
     """Any account, title or mode string gives a folder strictly inside the archive root."""

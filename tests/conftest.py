@@ -1,0 +1,49 @@
+"""Isolation every test gets: no user configuration or credential, no logging left behind.
+
+A developer's or CI machine may have ``PPLX_*`` variables set or a stored credential in the
+user config folder; no test may read them. Commands point the log sinks at their own files
+and streams; each test starts from structlog's defaults so none inherits a sink of an earlier
+one (a closed CLI runner stream, a finished run's log file). Directory fixtures may tighten
+this further.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+from hypothesis import HealthCheck, settings
+
+# Property tests measure no speed: no per-example deadline and no "too slow" health check
+# (both fail at random on a busy machine). CI (CI=true) gets Hypothesis's "ci" profile
+# underneath: the same examples on every run.
+settings.register_profile(
+    "pplx",
+    settings.get_profile("ci" if settings.get_current_profile_name() == "ci" else "default"),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("pplx")
+
+# Switches of the test suite itself, not settings of the program under test.
+SUITE_VARIABLES = frozenset({"PPLX_SOAK", "PPLX_UPDATE_GOLDEN"})
+
+
+@pytest.fixture(autouse=True)
+def _no_user_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PPLX_* settings from the environment are dropped; the config folder is the test's own."""
+    for name in list(os.environ):
+        if name.startswith("PPLX_") and name not in SUITE_VARIABLES:
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "user-config"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """Every test starts and ends with structlog's default configuration."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
