@@ -52,6 +52,7 @@ CREATE TABLE IF NOT EXISTS threads (
     archived_at      TEXT
 );
 CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
+CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
 CREATE TABLE IF NOT EXISTS runs (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     command     TEXT NOT NULL,
