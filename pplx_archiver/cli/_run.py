@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO
 
 import anyio
+import structlog
 import typer
 
 from pplx_archiver import logconfig
@@ -74,8 +75,8 @@ class CommonOptions:
 
 
 def utc_stamp() -> str:
-    """A UTC timestamp usable in a file name: ``20261130T121500Z``."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    """A UTC timestamp usable in a file name, to the microsecond: ``20261130T121500.123456Z``."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
 @contextmanager
@@ -90,7 +91,7 @@ def run_logging(settings: Settings, command: str) -> Iterator[Path]:
         try:
             yield path
         finally:
-            logconfig.configure(log_format=settings.log_format)
+            structlog.reset_defaults()  # the log file closes here: no sink may outlive it
 
 
 def fail(exc: BaseException, err: IO[str] | None = None) -> int:

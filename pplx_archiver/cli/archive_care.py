@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import orjson
-import structlog
 import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._run import run_logging
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell import rerender as rerender_mod
@@ -54,19 +52,9 @@ def _fail(exc: BaseException) -> None:
     raise typer.Exit(exit_code_for(exc))
 
 
-@contextmanager
-def _run_log(settings: Settings, command: str) -> Iterator[Path]:
+def _run_log(settings: Settings, command: str) -> AbstractContextManager[Path]:
     """Send this command's events to ``index/logs/<command>-<UTC>.jsonl`` and stderr."""
-    logs = settings.out_dir / INDEX_DIR / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = logs / f"{command}-{stamp}.jsonl"
-    with path.open("ab") as fh:
-        logconfig.configure(log_format=settings.log_format, json_files=[fh])
-        try:
-            yield path
-        finally:
-            structlog.reset_defaults()  # the log file closes here: no sink may outlive it
+    return run_logging(settings, command)
 
 
 @app.command("re-render")
