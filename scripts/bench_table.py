@@ -1,4 +1,4 @@
-"""Render ``bench/results.json`` as the Markdown table of ``docs/readme-bench.md``.
+"""Render ``bench/results.json`` as the Markdown table of the README's benchmark section.
 
 Usage: ``python scripts/bench_table.py [bench/results.json]`` prints the machine line and one
 row per scenario (threads, requests, wall, ideal, efficiency, 429s, CPU per thread, peak RSS,
