@@ -18,11 +18,9 @@ from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 
 
 @pytest.fixture(autouse=True)
-def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No run reads the user's real config file or stored credential."""
+def _config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's config folder is ``tmp_path/config`` (tests write credentials and TOML there)."""
     monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "config"))
-    for var in ("PPLX_SESSION_TOKEN", "PPLX_BASE_URL", "PPLX_COOKIES", "PPLX_OUT"):
-        monkeypatch.delenv(var, raising=False)
 
 
 @dataclasses.dataclass

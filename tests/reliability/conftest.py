@@ -8,22 +8,18 @@ in-process (``run_cli``) or as a child process (``spawn_cli``), against the simu
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
-import pytest
-import structlog
-from typer.testing import CliRunner
 
-from pplx_archiver.cli import _register, app
 from pplx_archiver.sim.runner import RunningSim
+from tests.e2e.conftest import CliResult, run_cli, sim_args, sim_get
+
+__all__ = ["CliResult", "run_cli", "sim_args", "sim_get"]
 
 SOAK = os.environ.get("PPLX_SOAK", "") not in ("", "0")
 
@@ -31,44 +27,6 @@ SOAK = os.environ.get("PPLX_SOAK", "") not in ("", "0")
 def size(ci: int, soak: int) -> int:
     """The CI figure, or the soak figure under ``PPLX_SOAK=1``."""
     return soak if SOAK else ci
-
-
-@pytest.fixture(autouse=True)
-def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No run reads the user's real config file or stored credential; logging is reset after."""
-    monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "config"))
-    for var in ("PPLX_SESSION_TOKEN", "PPLX_BASE_URL", "PPLX_COOKIES", "PPLX_OUT", "PPLX_CONFIG"):
-        monkeypatch.delenv(var, raising=False)
-    yield
-    structlog.reset_defaults()
-
-
-@dataclasses.dataclass
-class CliResult:
-    """Exit code and output of one command, with the run's JSON log events."""
-
-    exit_code: int
-    output: str
-    events: list[dict[str, Any]]
-
-
-def run_cli(args: list[str], out: Path | None = None) -> CliResult:
-    """Invoke ``pplx-export ARGS`` in-process and collect the JSON events it logged.
-
-    A run's log file is named after its command and second, so a second run of a command
-    within the same second appends to the first one's file: the events are what each log
-    file gained during this run, not the files that appeared.
-    """
-    _register()
-    logs = out / "index" / "logs" if out else None
-    before = {p: p.stat().st_size for p in logs.glob("*.jsonl")} if logs and logs.exists() else {}
-    result = CliRunner().invoke(app, args, catch_exceptions=False)
-    events: list[dict[str, Any]] = []
-    if logs and logs.exists():
-        for path in sorted(logs.glob("*.jsonl")):
-            added = path.read_bytes()[before.get(path, 0) :]
-            events += [orjson.loads(line) for line in added.splitlines() if line]
-    return CliResult(result.exit_code, result.output, events)
 
 
 def spawn_cli(args: list[str], env_dir: Path, *, output: bool = True) -> subprocess.Popen[bytes]:
@@ -86,26 +44,6 @@ def spawn_cli(args: list[str], env_dir: Path, *, output: bool = True) -> subproc
         stderr=subprocess.STDOUT,
         env=env,
     )
-
-
-def sim_args(sim: RunningSim, out: Path, *extra: str) -> list[str]:
-    """Common options pointing a command at a running simulator."""
-    return [
-        "--out",
-        str(out),
-        "--base-url",
-        sim.base_url,
-        "--session-token",
-        sim.session_token,
-        "--log-format",
-        "json",
-        *extra,
-    ]
-
-
-def sim_get(sim: RunningSim, path: str) -> Any:
-    """GET a control endpoint of the simulator."""
-    return httpx.get(sim.base_url + path, timeout=30).json()
 
 
 def truth_uuids(sim: RunningSim) -> set[str]:
