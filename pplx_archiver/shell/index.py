@@ -16,6 +16,7 @@ import dataclasses
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import orjson
 from pplx_archiver.core.layout import normalize_timestamp_key
 from pplx_archiver.errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 STATUSES = ("done", "failed", "deleted", "expired", "pending")
 
 _SCHEMA = """
@@ -49,7 +50,9 @@ CREATE TABLE IF NOT EXISTS threads (
     interruptions    TEXT,
     variant_count    INTEGER NOT NULL DEFAULT 0,
     listing          TEXT,
-    archived_at      TEXT
+    archived_at      TEXT,
+    first_failed_at  TEXT,
+    last_failed_at   TEXT
 );
 CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
 CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
@@ -58,7 +61,9 @@ CREATE TABLE IF NOT EXISTS runs (
     command     TEXT NOT NULL,
     started_at  TEXT NOT NULL,
     finished_at TEXT,
-    summary     TEXT
+    summary     TEXT,
+    exit_code   INTEGER,
+    log_file    TEXT
 );
 CREATE TABLE IF NOT EXISTS variants (
     thread_uuid    TEXT NOT NULL,
@@ -70,6 +75,24 @@ CREATE TABLE IF NOT EXISTS variants (
 """
 
 _JSON_COLUMNS = ("completeness", "interruptions", "listing")
+
+# Schema migrations: version N-1 → N, run in order inside the opening transaction.
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    # 2: run history (exit code, log file) and when a failing thread first and last failed;
+    # threads failing before the upgrade get their last run's start as both dates.
+    2: (
+        "ALTER TABLE runs ADD COLUMN exit_code INTEGER",
+        "ALTER TABLE runs ADD COLUMN log_file TEXT",
+        "ALTER TABLE threads ADD COLUMN first_failed_at TEXT",
+        "ALTER TABLE threads ADD COLUMN last_failed_at TEXT",
+        "UPDATE runs SET exit_code = json_extract(summary, '$.exit_code') "
+        "WHERE summary IS NOT NULL AND json_valid(summary)",
+        "UPDATE threads SET last_failed_at = "
+        "(SELECT started_at FROM runs WHERE runs.id = threads.updated_in_run) "
+        "WHERE status = 'failed'",
+        "UPDATE threads SET first_failed_at = last_failed_at WHERE status = 'failed'",
+    ),
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -95,6 +118,8 @@ class ThreadRow:
     variant_count: int
     listing: Mapping[str, Any] | None
     archived_at: str | None
+    first_failed_at: str | None = None
+    last_failed_at: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,6 +131,8 @@ class RunRow:
     started_at: str
     finished_at: str | None
     summary: Mapping[str, Any] | None
+    exit_code: int | None = None
+    log_file: str | None = None
 
 
 def _dumps(value: Any) -> str | None:
@@ -116,6 +143,22 @@ def _dumps(value: Any) -> str | None:
 
 def _loads(value: str | None) -> Any:
     return None if value is None else orjson.loads(value)
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _run_row(r: sqlite3.Row) -> RunRow:
+    return RunRow(
+        id=r["id"],
+        command=r["command"],
+        started_at=r["started_at"],
+        finished_at=r["finished_at"],
+        summary=_loads(r["summary"]),
+        exit_code=r["exit_code"],
+        log_file=r["log_file"],
+    )
 
 
 class Index:
@@ -134,6 +177,11 @@ class Index:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             with self._tx():
+                row = self._db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+                ).fetchone()
+                if row is not None:
+                    self._migrate(path)
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
@@ -147,6 +195,16 @@ class Index:
                     )
         except sqlite3.Error as exc:
             raise StoreError(f"{path}: cannot open the index: {exc}") from exc
+
+    def _migrate(self, path: Path) -> None:
+        """Bring an index of an older schema version up to :data:`SCHEMA_VERSION`."""
+        row = self._db.execute("SELECT version FROM schema_version").fetchone()
+        version = int(row[0]) if row is not None else SCHEMA_VERSION
+        while version < SCHEMA_VERSION and version + 1 in _MIGRATIONS:
+            for statement in _MIGRATIONS[version + 1]:
+                self._db.execute(statement)
+            version += 1
+            self._db.execute("UPDATE schema_version SET version = ?", (version,))
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -244,10 +302,18 @@ class Index:
     def mark_failed(
         self, uuid: str, account: str, error: str, error_path: str | None, **fields: Any
     ) -> None:
-        """Record a failure (attempts + 1); the thread is retried by the next run."""
+        """Record a failure (attempts + 1); the thread is retried by the next run.
+
+        ``failed_at`` (a field, default now) becomes the last failure; the first failure is
+        kept while the thread stays failed.
+        """
+        failed_at = fields.pop("failed_at", None) or _utc_now()
         with self._tx() as db:
-            row = db.execute("SELECT attempts FROM threads WHERE uuid = ?", (uuid,)).fetchone()
+            row = db.execute(
+                "SELECT attempts, status, first_failed_at FROM threads WHERE uuid = ?", (uuid,)
+            ).fetchone()
             attempts = (row[0] if row else 0) + 1
+            first = row[2] if row and row[1] == "failed" and row[2] else failed_at
             self._upsert(
                 db,
                 uuid,
@@ -258,6 +324,8 @@ class Index:
                     "error": error,
                     "error_path": error_path,
                     "attempts": attempts,
+                    "first_failed_at": first,
+                    "last_failed_at": failed_at,
                 },
             )
 
@@ -275,7 +343,15 @@ class Index:
                 db,
                 uuid,
                 account,
-                {**fields, "status": "done", "error": None, "error_path": None, "attempts": 0},
+                {
+                    **fields,
+                    "status": "done",
+                    "error": None,
+                    "error_path": None,
+                    "attempts": 0,
+                    "first_failed_at": None,
+                    "last_failed_at": None,
+                },
             )
             self._put_variants(db, variants, run_id)
 
@@ -297,24 +373,58 @@ class Index:
     def finish_run(self, run_id: int, finished_at: str, summary: Mapping[str, Any]) -> None:
         """Record the end of a run and its summary."""
         with self._tx() as db:
+            code = summary.get("exit_code")
             db.execute(
-                "UPDATE runs SET finished_at = ?, summary = ? WHERE id = ?",
-                (finished_at, _dumps(dict(summary)), run_id),
+                "UPDATE runs SET finished_at = ?, summary = ?, exit_code = ? WHERE id = ?",
+                (
+                    finished_at,
+                    _dumps(dict(summary)),
+                    code if isinstance(code, int) else None,
+                    run_id,
+                ),
             )
 
     def runs(self, limit: int = 20) -> list[RunRow]:
         """The latest runs, newest first."""
         rows = self._query("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
-        return [
-            RunRow(
-                id=r["id"],
-                command=r["command"],
-                started_at=r["started_at"],
-                finished_at=r["finished_at"],
-                summary=_loads(r["summary"]),
+        return [_run_row(r) for r in rows]
+
+    def run(self, run_id: int) -> RunRow | None:
+        """One run by id, or None."""
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return _run_row(rows[0]) if rows else None
+
+    def last_run_id(self) -> int:
+        """The id of the newest run (0 when none ran)."""
+        rows = self._query("SELECT COALESCE(MAX(id), 0) FROM runs")
+        return int(rows[0][0])
+
+    def record_run_outcome(self, run_id: int, exit_code: int, log_file: str | None) -> None:
+        """Record the process exit code and the log file of a run (the run history)."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE runs SET exit_code = ?, log_file = COALESCE(?, log_file) WHERE id = ?",
+                (exit_code, log_file, run_id),
             )
-            for r in rows
-        ]
+
+    def last_success(self, commands: Sequence[str]) -> RunRow | None:
+        """The newest finished run of one of ``commands`` that exited 0."""
+        marks = ", ".join("?" for _ in commands)
+        rows = self._query(
+            f"SELECT * FROM runs WHERE exit_code = 0 AND finished_at IS NOT NULL "
+            f"AND command IN ({marks}) ORDER BY id DESC LIMIT 1",
+            tuple(commands),
+        )
+        return _run_row(rows[0]) if rows else None
+
+    def degraded_count(self) -> int:
+        """Done threads whose completeness record says something is missing."""
+        rows = self._query(
+            "SELECT COUNT(*) FROM threads WHERE status = 'done' AND completeness IS NOT NULL "
+            "AND json_valid(completeness) AND (json_extract(completeness, '$.complete') = 0 "
+            "OR json_extract(completeness, '$.assets_complete') = 0)"
+        )
+        return int(rows[0][0])
 
     # -- variants ---------------------------------------------------------------------------
 

@@ -430,7 +430,7 @@ class Archive:
         run_id: int | None = None,
     ) -> None:
         """Record a failed thread (attempts + 1); the next run retries it."""
-        fields: dict[str, Any] = {"updated_in_run": run_id}
+        fields: dict[str, Any] = {"updated_in_run": run_id, "failed_at": self._clock()}
         if title is not None:
             fields["title"] = title
         previous = self.index.get(uuid)
