@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import sys
 from collections.abc import Iterator
@@ -15,8 +16,14 @@ import structlog
 import typer
 
 from pplx_archiver import logconfig
+from pplx_archiver.cli._monitor import MonitorOptions, run_monitored
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
+
+# The log file of the command being run (the run history records it).
+CURRENT_LOG_FILE: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
+    "CURRENT_LOG_FILE", default=None
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -49,6 +56,7 @@ class CommonOptions:
     asset_rate: float | None = None
     max_asset_bytes: int | None = None
     page_limit: int | None = None
+    monitor: MonitorOptions = dataclasses.field(default_factory=MonitorOptions)
 
     def settings(self) -> Settings:
         return load_settings(
@@ -85,6 +93,7 @@ def run_logging(settings: Settings, command: str) -> Iterator[Path]:
     logs = settings.out_dir / "index" / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     path = logs / f"{command}-{utc_stamp()}.jsonl"
+    CURRENT_LOG_FILE.set(path)
     with path.open("ab") as fh:
         logconfig.register_secret(settings.session_token)
         logconfig.configure(log_format=settings.log_format, json_files=[fh])
@@ -106,6 +115,11 @@ def fail(exc: BaseException, err: IO[str] | None = None) -> int:
 
 
 def run_cli(command: str, opts: CommonOptions) -> None:
+    """Run one archiving command, record it in the run history, report it; exit with its code."""
+    run_monitored(command, opts, _run_cli, CURRENT_LOG_FILE)
+
+
+def _run_cli(command: str, opts: CommonOptions) -> None:
     """Run one archiving command and exit with its code."""
     from pplx_archiver.shell.runner import run_command
 

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._monitor import MonitorOptions
 from pplx_archiver.cli._options import (
     BASE_URL,
     COOKIES,
@@ -61,9 +62,26 @@ EARLY_STOP = typer.Option(
     min=0,
     help="Stop listing after N known-unchanged threads in a row (0 = never) [default: 50].",
 )
+JSON = typer.Option(
+    False, "--json", help="Print one JSON summary object on stdout; human output goes to stderr."
+)
+HEALTHCHECK = typer.Option(
+    None,
+    "--healthcheck",
+    help="Ping this healthchecks.io-style URL: /start, then the URL or /<exit code>.",
+)
+METRICS_FILE = typer.Option(
+    None, "--metrics-file", help="Write a Prometheus textfile (replaced atomically) after the run."
+)
 
 
 def _common(**kw: Any) -> CommonOptions:
+    kw["monitor"] = MonitorOptions(
+        json=kw.pop("json_summary"),
+        healthcheck=kw.pop("healthcheck"),
+        metrics_file=kw.pop("metrics_file"),
+        retry_failed=kw.pop("retry_failed", False),
+    )
     modes = tuple(kw.pop("mode") or ())
     bad = [m for m in modes if m not in MODES]
     if bad:
@@ -91,6 +109,9 @@ def batch(
     asset_rate: float | None = ASSET_RATE,
     max_asset_bytes: int | None = MAX_ASSET_BYTES,
     page_limit: int | None = PAGE_LIMIT,
+    json_summary: bool = JSON,
+    healthcheck: str | None = HEALTHCHECK,
+    metrics_file: Path | None = METRICS_FILE,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -120,10 +141,16 @@ def sync(
     check_deleted: bool = typer.Option(
         False, "--check-deleted", help="Also confirm deletions online and tombstone them."
     ),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="Fetch exactly the threads `pplx-export failed` lists."
+    ),
     asset_concurrency: int | None = ASSET_CONCURRENCY,
     asset_rate: float | None = ASSET_RATE,
     max_asset_bytes: int | None = MAX_ASSET_BYTES,
     page_limit: int | None = PAGE_LIMIT,
+    json_summary: bool = JSON,
+    healthcheck: str | None = HEALTHCHECK,
+    metrics_file: Path | None = METRICS_FILE,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -140,6 +167,9 @@ def export(
     out: Path | None = OUT,
     lang: str | None = LANG,
     log_format: str | None = LOG_FORMAT,
+    json_summary: bool = JSON,
+    healthcheck: str | None = HEALTHCHECK,
+    metrics_file: Path | None = METRICS_FILE,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -158,6 +188,9 @@ def sync_deleted(
     ),
     log_format: str | None = LOG_FORMAT,
     lister: str | None = LISTER,
+    json_summary: bool = JSON,
+    healthcheck: str | None = HEALTHCHECK,
+    metrics_file: Path | None = METRICS_FILE,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
