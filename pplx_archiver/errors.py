@@ -11,6 +11,7 @@
     ├── ChallengeAbort                exit 5  Cloudflare kept challenging; run stopped
     ├── PayloadError                  exit 1  a response did not have the expected shape
     ├── StoreError                    exit 1  the archive could not be written or read
+    ├── ScheduleError                 exit 1  systemctl / crontab refused a schedule change
     └── FetchError                    exit 1  one request failed (shell/http.py maps to these)
         ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
         ├── RateLimitedError                  429 / RATE_LIMITED (``retry_after`` seconds)
@@ -83,6 +84,10 @@ class PayloadError(PplxError):
 
 class StoreError(PplxError):
     """The archive on disk could not be written or read consistently."""
+
+
+class ScheduleError(PplxError):
+    """Installing or removing a schedule failed (``systemctl`` or ``crontab`` said no)."""
 
 
 class FetchError(PplxError):

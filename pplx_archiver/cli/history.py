@@ -1,0 +1,151 @@
+"""History commands: ``runs`` (the run history) and ``failed`` (threads failing now). Offline.
+
+Both read the archive's index only. Exit codes: 0 listed (also when empty); 2 no archive at
+``--out`` or another usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+import orjson
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.errors import PplxError
+from pplx_archiver.settings import load_settings
+from pplx_archiver.shell.index import RunRow
+from pplx_archiver.shell.monitor import failed_titles
+from pplx_archiver.shell.store import INDEX_DIR, Archive
+
+OUT = typer.Option(None, "--out", "-o", help="Archive folder [default: $PPLX_OUT or ./archive].")
+JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
+
+
+def printable(text: str) -> str:
+    """``text`` on one line with control and format characters shown as spaces."""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+
+
+def _archive(out: Path | None) -> Archive:
+    try:
+        settings = load_settings({"out_dir": out})
+        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
+            sys.stderr.write(
+                f"error: no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
+                "pass --out or set PPLX_OUT\n"
+            )
+            raise typer.Exit(2)
+        return Archive(settings.out_dir, read_only=True)
+    except PplxError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise typer.Exit(exc.exit_code) from None
+
+
+def run_record(run: RunRow) -> dict[str, Any]:
+    """One run of the history as JSON: command, start, end, exit code, counts, log file."""
+    summary = run.summary or {}
+    counts = ("listed", "archived", "unchanged", "failed", "terminal", "total", "variant_hits")
+    return {
+        "id": run.id,
+        "command": run.command,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "exit_code": run.exit_code,
+        **{key: summary.get(key) for key in counts},
+        "elapsed_s": summary.get("elapsed_s"),
+        "log_file": run.log_file,
+    }
+
+
+def _run_line(rec: dict[str, Any]) -> str:
+    code = "running or crashed" if rec["finished_at"] is None else f"exit {rec['exit_code']}"
+    counts = ", ".join(
+        f"{rec[k]} {k}" for k in ("archived", "unchanged", "failed") if rec[k] is not None
+    )
+    return (
+        f"#{rec['id']} {rec['command']:<12} {rec['started_at']}  {code}"
+        + (f"  ({counts})" if counts else "")
+        + (f"\n    log: {rec['log_file']}" if rec["log_file"] else "")
+    )
+
+
+@app.command()
+def runs(
+    out: Path | None = OUT,
+    limit: int = typer.Option(20, "--limit", min=1, help="Show the newest N runs."),
+    json_output: bool = JSON,
+) -> None:
+    """List the archive's run history, newest first: command, start, exit code, counts, log.
+
+    \b
+    Examples:
+      pplx-export runs -o ~/pplx-archive
+      pplx-export runs -o ~/pplx-archive --json --limit 1
+    """
+    archive = _archive(out)
+    try:
+        records = [run_record(run) for run in archive.index.runs(limit)]
+    finally:
+        archive.close()
+    if json_output:
+        sys.stdout.write(orjson.dumps(records).decode("utf-8") + "\n")
+        return
+    if not records:
+        sys.stdout.write("no runs recorded yet\n")
+    for rec in records:
+        sys.stdout.write(_run_line(rec) + "\n")
+
+
+def failed_records(archive: Archive) -> list[dict[str, Any]]:
+    """The threads the index lists as failed, oldest first failure first."""
+    titles = failed_titles(archive.index.runs(20))
+    records = [
+        {
+            "thread_uuid": row.uuid,
+            "title": row.title or titles.get(row.uuid),
+            "reason": row.error,
+            "json_path": row.error_path,
+            "first_failure": row.first_failed_at,
+            "last_failure": row.last_failed_at,
+            "attempts": row.attempts,
+        }
+        for row in archive.iter_threads("failed")
+    ]
+    records.sort(key=lambda r: (r["first_failure"] or "", r["thread_uuid"]))
+    return records
+
+
+@app.command()
+def failed(out: Path | None = OUT, json_output: bool = JSON) -> None:
+    """List the threads that fail now: title, reason, first and last failure, attempts.
+
+    Every run retries them; `pplx-export sync --retry-failed` retries exactly these.
+
+    \b
+    Examples:
+      pplx-export failed -o ~/pplx-archive
+      pplx-export failed -o ~/pplx-archive --json | jq -r '.[].thread_uuid'
+    """
+    archive = _archive(out)
+    try:
+        records = failed_records(archive)
+    finally:
+        archive.close()
+    if json_output:
+        sys.stdout.write(orjson.dumps(records).decode("utf-8") + "\n")
+        return
+    if not records:
+        sys.stdout.write("no thread is failing\n")
+    for rec in records:
+        where = f" at {rec['json_path']}" if rec["json_path"] else ""
+        title = printable(rec["title"] or "untitled")
+        sys.stdout.write(
+            f"{rec['thread_uuid']}  {title}\n"
+            f"    {rec['attempts']} attempt(s), first {rec['first_failure'] or 'unknown'}, "
+            f"last {rec['last_failure'] or 'unknown'}\n"
+            f"    {printable(rec['reason'] or '')}{where}\n"
+        )
