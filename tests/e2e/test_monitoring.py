@@ -41,7 +41,8 @@ def _json_cli(args: list[str], out: Path) -> tuple[int, dict[str, Any]]:
     """Run a command with --json; return its exit code and the parsed stdout summary."""
     from typer.testing import CliRunner
 
-    from pplx_archiver.cli import _register, app
+    from pplx_archiver.cli import _register
+    from pplx_archiver.cli._app import app
 
     _register()
     result = CliRunner().invoke(app, args, catch_exceptions=False)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pplx_archiver.cli import _register, app
+from pplx_archiver.cli import _register
+from pplx_archiver.cli._app import app
 from pplx_archiver.core import schedule as text
 from pplx_archiver.errors import ScheduleError
 from pplx_archiver.shell import schedule as sched
