@@ -31,11 +31,11 @@ schedule_app = typer.Typer(
 )
 app.add_typer(schedule_app, name="schedule")
 
-NAME = typer.Option("pplx-export", "--name", help="Unit / crontab entry name [pplx-export].")
+NAME = typer.Option("pplx-export", "--name", help="Unit / crontab entry name.")
 UNIT_DIR = typer.Option(
     None, "--unit-dir", help="systemd user unit folder [default: ~/.config/systemd/user]."
 )
-CRONTAB = typer.Option("crontab", "--crontab-command", help="The crontab program [crontab].")
+CRONTAB = typer.Option("crontab", "--crontab-command", help="The crontab program.")
 SYSTEMCTL = typer.Option(
     "systemctl", "--systemctl-command", help="The systemctl program (called with --user)."
 )
@@ -77,10 +77,10 @@ def install(
     ),
     command: str = typer.Option("sync", "--command", help="Command to schedule: sync or batch."),
     on_calendar: str = typer.Option(
-        "daily", "--on-calendar", help="systemd OnCalendar= expression [daily]."
+        "daily", "--on-calendar", help="systemd OnCalendar= expression."
     ),
     randomized_delay: str = typer.Option(
-        "1h", "--randomized-delay", help="systemd RandomizedDelaySec= (spreads start times) [1h]."
+        "1h", "--randomized-delay", help="systemd RandomizedDelaySec= (spreads start times)."
     ),
     cron_time: str | None = typer.Option(
         None, "--cron-time", help="Crontab time [default: a fixed time between 02:00 and 05:59]."

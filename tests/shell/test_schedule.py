@@ -145,3 +145,23 @@ def test_cli_refuses_bad_values_with_exit_2(tmp_path: Path) -> None:
     )
     assert bad_name.exit_code == 2 and "--name" in bad_name.output
     assert not (tmp_path / "u").exists()
+
+
+def test_cli_crontab_refusal_exits_1_and_keeps_the_crontab(tmp_path: Path) -> None:
+    """When the crontab program fails, install exits 1 with its message; nothing changes."""
+    _register()
+    fake = _script(tmp_path / "bin", "crontab", "#!/bin/sh\necho 'cron denied' >&2\nexit 1\n")
+    result = CliRunner().invoke(
+        app,
+        [
+            "schedule",
+            "install",
+            "--cron",
+            "-o",
+            str(tmp_path / "a"),
+            "--crontab-command",
+            str(fake),
+        ],
+    )
+    assert result.exit_code == 1 and "cron denied" in result.output
+    assert not (tmp_path / "bin" / "crontab.txt").exists()
