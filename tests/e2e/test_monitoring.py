@@ -72,6 +72,16 @@ def test_batch_json_summary_pings_and_metrics(sim12: RunningSim, tmp_path: Path)
     runs = json.loads(history.output)
     assert runs[0]["exit_code"] == 0 and runs[0]["log_file"] == summary["log_file"]
     assert runs[0]["archived"] == 12 and runs[0]["command"] == "batch"
+    code, deleted = _json_cli(["sync-deleted", *sim_args(sim12, out, "--json")], out)
+    assert code == 0 and deleted["command"] == "sync-deleted"
+    assert deleted["deletions"] == {
+        "listed": 12,
+        "candidates": 0,
+        "confirmed": 0,
+        "still_present": 0,
+        "undecided": 0,
+    }
+    assert "deletion check: 0 candidate(s) of 12 listed" in LAST_STDERR[0]
 
 
 def test_failed_threads_listed_and_retried_exactly(sim12: RunningSim, tmp_path: Path) -> None:
