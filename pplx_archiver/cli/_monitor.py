@@ -196,7 +196,7 @@ def run_monitored(
     if metrics_path is not None and figures:
         try:
             monitor.write_metrics(metrics_path, monitor.metrics_text(summary, **figures))
-        except PplxError as exc:
+        except (PplxError, OSError) as exc:
             _warn(f"metrics file not written: {exc}")
     elif metrics_path is not None:
         _warn(f"metrics file not written: no archive index at {index_path}")

@@ -44,7 +44,7 @@ def ping_server(status: int = 200) -> Iterator[PingServer]:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield PingServer(f"http://127.0.0.1:{server.server_address[1]}/ping/secret-key", pings)
