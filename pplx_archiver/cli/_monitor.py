@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import sqlite3
 import sys
 import time
 import uuid
@@ -104,7 +105,7 @@ def _finish_history(
             "last_success": index.last_success([command]),
         }
         return run, figures
-    except PplxError as exc:
+    except (PplxError, sqlite3.Error, OSError) as exc:
         _warn(f"run history not updated: {logconfig.redact_text(str(exc))}")
         return None, {}
     finally:

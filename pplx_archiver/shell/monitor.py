@@ -166,7 +166,7 @@ def ping(
             response = client.post(url + suffix, content=body[:MAX_PING_BODY], params=params)
     except httpx.HTTPError as exc:
         return f"{type(exc).__name__}"
-    except (OSError, ValueError) as exc:  # a malformed URL or a socket error outside httpx
+    except (httpx.InvalidURL, OSError, ValueError) as exc:  # bad URL, socket error
         return f"{type(exc).__name__}"
     if response.status_code >= 300:
         return f"HTTP {response.status_code}"
