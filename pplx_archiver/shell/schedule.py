@@ -111,12 +111,20 @@ def remove_systemd(host: ScheduleHost, name: str) -> list[Path]:
         if text.archive_of_unit(path.read_text(encoding="utf-8", errors="replace")) is None:
             raise ScheduleError(f"{path}: not written by pplx-export schedule; left alone")
     if host.systemctl is not None:
-        _run([*host.systemctl, "disable", "--now", unit_paths(host, name)[1].name])
+        _try([*host.systemctl, "disable", "--now", unit_paths(host, name)[1].name])
     for path in paths:
         path.unlink()
     if host.systemctl is not None:
-        _run([*host.systemctl, "daemon-reload"])
+        _try([*host.systemctl, "daemon-reload"])
     return paths
+
+
+def _try(argv: Sequence[str]) -> subprocess.CompletedProcess[str] | None:
+    """Run a command whose failure changes nothing (None when it could not run at all)."""
+    try:
+        return _run(argv)
+    except ScheduleError:
+        return None
 
 
 def show_systemd(host: ScheduleHost, name: str) -> dict[str, object] | None:
@@ -138,8 +146,8 @@ def show_systemd(host: ScheduleHost, name: str) -> dict[str, object] | None:
     ]
     state = None
     if host.systemctl is not None:
-        done = _run([*host.systemctl, "list-timers", "--all", "--no-pager", timer_path.name])
-        state = done.stdout.strip() if done.returncode == 0 else None
+        done = _try([*host.systemctl, "list-timers", "--all", "--no-pager", timer_path.name])
+        state = done.stdout.strip() if done is not None and done.returncode == 0 else None
     return {
         "kind": "systemd",
         "files": [str(p) for p in texts],

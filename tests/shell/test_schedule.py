@@ -165,3 +165,16 @@ def test_cli_crontab_refusal_exits_1_and_keeps_the_crontab(tmp_path: Path) -> No
     )
     assert result.exit_code == 1 and "cron denied" in result.output
     assert not (tmp_path / "bin" / "crontab.txt").exists()
+
+
+def test_missing_systemctl_does_not_block_show_or_remove(tmp_path: Path) -> None:
+    """Without a systemctl program, show still reports the units and remove deletes them."""
+    host = sched.ScheduleHost(unit_dir=tmp_path / "units", systemctl=None)
+    paths = sched.install_systemd(host, _spec(tmp_path / "a"))
+    absent = sched.ScheduleHost(
+        unit_dir=tmp_path / "units", systemctl=(str(tmp_path / "no-such-systemctl"), "--user")
+    )
+    shown = sched.show_systemd(absent, "pplx-test")
+    assert shown is not None and shown["timer_state"] is None
+    assert sched.remove_systemd(absent, "pplx-test") == paths
+    assert not any(p.exists() for p in paths)
