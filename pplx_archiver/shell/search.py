@@ -49,16 +49,19 @@ DEFAULT_LIMIT = 20
 # asked ranks above one in the title, above one in the answer.
 WEIGHTS = (4.0, 8.0, 1.0, 1.0, 0.5)
 _SNIPPET_CHARS = 60
+# Matches ordered per query at most (the newest ones): keeps a word found in most turns fast.
+RANK_CAP = 300
 
 _TABLES = ("search_text", "search_grams", "search_docs", "search_threads", "search_meta")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS search_threads (uuid TEXT PRIMARY KEY, account TEXT, "
+    "CREATE TABLE IF NOT EXISTS search_threads (id INTEGER PRIMARY KEY, uuid TEXT UNIQUE, "
+    "account TEXT, "
     "mode TEXT, title TEXT, path TEXT, space_title TEXT, space_slug TEXT, created TEXT, "
     "updated TEXT)",
-    "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, thread_uuid TEXT NOT NULL, "
+    "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL, "
     "turn INTEGER NOT NULL, created TEXT, prose BLOB NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS search_docs_thread ON search_docs (thread_uuid)",
+    "CREATE INDEX IF NOT EXISTS search_docs_thread ON search_docs (thread)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5("
     + ", ".join(FIELDS)
     + ", content='', tokenize='trigram case_sensitive 0')",
@@ -127,8 +130,16 @@ def fold(text: str) -> str:
     return text.lower()
 
 
-def _hexchar(ch: str) -> str:
-    return format(ord(ch), "x")
+_TOKENS: dict[str | tuple[str, str], str] = {}  # gram -> token, memoized (bounded)
+
+
+def _gram_token(gram: str | tuple[str, str]) -> str:
+    token = _TOKENS.get(gram)
+    if token is None:
+        token = "g".join(format(ord(c), "x") for c in gram)
+        if len(_TOKENS) < 100_000:
+            _TOKENS[gram] = token
+    return token
 
 
 def gram_tokens(values: Iterable[str]) -> str:
@@ -137,20 +148,16 @@ def gram_tokens(values: Iterable[str]) -> str:
     A character is its code point in hex (``4e2d``); a pair joins two with ``g``
     (``61g62``), never a hex digit, so no pair reads as a character.
     """
-    grams: set[str] = set()
+    grams: set[str | tuple[str, str]] = set()
     for value in values:
         text = fold(value)
         grams.update(text)
-        grams.update(a + b for a, b in itertools.pairwise(text))
-    return " ".join(sorted(_gram_token(g) for g in grams))
-
-
-def _gram_token(gram: str) -> str:
-    return "g".join(_hexchar(c) for c in gram)
+        grams.update(itertools.pairwise(text))
+    return " ".join(sorted(map(_gram_token, grams)))
 
 
 def _pack(row: TurnProse) -> bytes:
-    return zlib.compress(orjson.dumps(list(row.values())), 6)
+    return zlib.compress(orjson.dumps(list(row.values())), 9)
 
 
 def _unpack(blob: bytes) -> tuple[str, ...]:
@@ -163,12 +170,12 @@ def _clean(text: str) -> str:
     return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
 
 
-def _insert_row(db: sqlite3.Connection, uuid: str, row: TurnProse) -> None:
+def _insert_row(db: sqlite3.Connection, thread: int, row: TurnProse) -> None:
     values = tuple(_clean(v) for v in row.values())
     row = TurnProse(row.turn, row.created, *values)
     cur = db.execute(
-        "INSERT INTO search_docs (thread_uuid, turn, created, prose) VALUES (?, ?, ?, ?)",
-        (uuid, row.turn, row.created or None, _pack(row)),
+        "INSERT INTO search_docs (thread, turn, created, prose) VALUES (?, ?, ?, ?)",
+        (thread, row.turn, row.created or None, _pack(row)),
     )
     rowid = cur.lastrowid
     db.execute(
@@ -180,9 +187,9 @@ def _insert_row(db: sqlite3.Connection, uuid: str, row: TurnProse) -> None:
     )
 
 
-def _delete_thread(db: sqlite3.Connection, uuid: str) -> None:
+def _delete_thread(db: sqlite3.Connection, thread: int) -> None:
     """Remove a thread's rows: contentless tables are told the exact values they indexed."""
-    rows = db.execute("SELECT id, prose FROM search_docs WHERE thread_uuid = ?", (uuid,)).fetchall()
+    rows = db.execute("SELECT id, prose FROM search_docs WHERE thread = ?", (thread,)).fetchall()
     for rowid, blob in rows:
         values = _unpack(blob)
         db.execute(
@@ -194,7 +201,7 @@ def _delete_thread(db: sqlite3.Connection, uuid: str) -> None:
             "INSERT INTO search_grams (search_grams, rowid, grams) VALUES ('delete', ?, ?)",
             (rowid, gram_tokens(values)),
         )
-    db.execute("DELETE FROM search_docs WHERE thread_uuid = ?", (uuid,))
+    db.execute("DELETE FROM search_docs WHERE thread = ?", (thread,))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -218,17 +225,14 @@ def index_thread(db: sqlite3.Connection, meta: ThreadMeta, prose: ThreadProse | 
     Without prose (a result that carries none) only the title is indexed.
     """
     ensure_schema(db, committing=meta.uuid)
-    _delete_thread(db, meta.uuid)
     rows = prose.rows if prose is not None else (TurnProse(0, meta.created, title=meta.title),)
-    for row in rows:
-        _insert_row(db, meta.uuid, row)
-    db.execute(
+    thread = db.execute(
         "INSERT INTO search_threads (uuid, account, mode, title, path, space_title, space_slug, "
         "created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uuid) DO UPDATE SET "
         "account = excluded.account, mode = excluded.mode, title = excluded.title, "
         "path = excluded.path, space_title = excluded.space_title, "
         "space_slug = excluded.space_slug, created = excluded.created, "
-        "updated = excluded.updated",
+        "updated = excluded.updated RETURNING id",
         (
             meta.uuid,
             meta.account,
@@ -240,7 +244,10 @@ def index_thread(db: sqlite3.Connection, meta: ThreadMeta, prose: ThreadProse | 
             meta.created,
             meta.updated,
         ),
-    )
+    ).fetchone()[0]
+    _delete_thread(db, thread)
+    for row in rows:
+        _insert_row(db, thread, row)
 
 
 def meta_of(
@@ -446,40 +453,123 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
 
 
 _COLUMNS = (
-    "d.id, d.thread_uuid, d.turn, d.created, d.prose, t.title, t.mode, t.account, "
+    "d.id, t.uuid, d.turn, d.created, d.prose, t.title, t.mode, t.account, "
     "t.space_title, t.space_slug, t.path"
 )
+
+
+_K1, _B = 1.2, 0.75  # FTS5's bm25 constants
+
+
+def bm25_rank(rows: Sequence[tuple[int, Sequence[str]]], text: str) -> list[tuple[int, float]]:
+    """(rowid, score) best first: FTS5's bm25 of one phrase without its constant IDF factor.
+
+    Term frequency is the phrase's occurrences per column, column length its trigram count,
+    the average length that of the rows scored; scores are negative (lower is better) as
+    FTS5's are.
+    """
+    needle = fold(text)
+    sizes = [[len(v) for v in values] for _rowid, values in rows]
+    count = max(1, len(rows))
+    average = [max(1.0, sum(column) / count) for column in zip(*sizes, strict=True)]
+    scored: list[tuple[int, float]] = []
+    for (rowid, values), lengths in zip(rows, sizes, strict=True):
+        score = 0.0
+        for column, value in enumerate(values):
+            if not value:
+                continue
+            tf = fold(value).count(needle)
+            if tf:
+                norm = 1 - _B + _B * lengths[column] / average[column]
+                score += WEIGHTS[column] * tf * (_K1 + 1) / (tf + _K1 * norm)
+        scored.append((rowid, -score))
+    scored.sort(key=lambda r: (r[1], -r[0]))
+    return scored
+
+
+def _run(db: sqlite3.Connection, sql: str, args: Sequence[Any], query: str, raw: bool) -> Any:
+    try:
+        return db.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        if raw:
+            raise SearchQueryError(f"search --raw {query!r}: {exc}") from None
+        raise StoreError(f"search {query!r} failed: {exc}") from exc
 
 
 def query_rows(
     db: sqlite3.Connection, query: str, filters: Filters, limit: int, *, raw: bool = False
 ) -> list[tuple[Any, ...]]:
-    """The matching rows (best first) with their thread columns and a score (or None)."""
+    """The matching rows (best first) with their thread columns and a score (or None).
+
+    Only the newest ``max(RANK_CAP, limit)`` matches (by index row, i.e. the most recently
+    archived) are ordered: by bm25 for the trigram table, by turn date for the gram table.
+    A query matching fewer rows is ordered over all of them.
+    """
     extra, args = _filter_sql(filters)
     text = _clean(query)
     if raw or len(text) >= 3:
+        table, match = "search_text", (text if raw else _phrase(text))
         weights = ", ".join(str(w) for w in WEIGHTS)
-        sql = (
-            f"SELECT {_COLUMNS}, bm25(search_text, {weights}) AS score FROM search_text "
-            "JOIN search_docs d ON d.id = search_text.rowid "
-            "JOIN search_threads t ON t.uuid = d.thread_uuid "
-            f"WHERE search_text MATCH ?{extra} ORDER BY score, d.id LIMIT ?"
-        )
-        match = text if raw else _phrase(text)
+        score, order = f"bm25(search_text, {weights})", "score, s.rowid DESC"
     else:
-        sql = (
-            f"SELECT {_COLUMNS}, NULL AS score FROM search_grams "
-            "JOIN search_docs d ON d.id = search_grams.rowid "
-            "JOIN search_threads t ON t.uuid = d.thread_uuid "
-            f"WHERE search_grams MATCH ?{extra} ORDER BY d.created DESC, d.id LIMIT ?"
+        table, match = "search_grams", _phrase(_gram_token(fold(text)))
+        score, order = "NULL", "d.created DESC, s.rowid DESC"
+    joins = (
+        f"FROM {table} s JOIN search_docs d ON d.id = s.rowid "
+        "JOIN search_threads t ON t.id = d.thread "
+        f"WHERE {table} MATCH ?{extra}"
+    )
+    if not extra:  # no filter: the FTS table alone
+        joins = f"FROM {table} s WHERE {table} MATCH ?"
+    cap = max(RANK_CAP, limit)
+    floor = _run(
+        db,
+        f"SELECT s.rowid {joins} ORDER BY s.rowid DESC LIMIT 1 OFFSET ?",
+        (match, *args, cap - 1),
+        query,
+        raw,
+    )
+    ranked: Sequence[tuple[int, float | None]]
+    if floor and table == "search_text" and not raw:
+        # Too many matches for FTS5's bm25 (its IDF pass reads every match): score the
+        # newest ``cap`` in Python with the same formula; IDF is one constant per query.
+        fetch = (
+            joins.replace(
+                f"FROM {table} s WHERE",
+                f"FROM {table} s JOIN search_docs d ON d.id = s.rowid WHERE",
+            )
+            if not extra
+            else joins
         )
-        match = _phrase(_gram_token(fold(text)))
-    try:
-        return list(db.execute(sql, (match, *args, limit)).fetchall())
-    except sqlite3.OperationalError as exc:
-        if raw:
-            raise SearchQueryError(f"search --raw {query!r}: {exc}") from None
-        raise StoreError(f"search {query!r} failed: {exc}") from exc
+        rows = _run(
+            db,
+            f"SELECT s.rowid, d.prose {fetch} AND s.rowid >= ?",
+            (match, *args, floor[0][0]),
+            query,
+            raw,
+        )
+        ranked = bm25_rank([(int(r[0]), _unpack(r[1])) for r in rows], text)[:limit]
+    else:
+        bound = " AND s.rowid >= ?" if floor else ""
+        if score == "NULL" and not extra:
+            joins = f"FROM {table} s JOIN search_docs d ON d.id = s.rowid WHERE {table} MATCH ?"
+        ranked = _run(
+            db,
+            f"SELECT s.rowid, {score} AS score {joins}{bound} ORDER BY {order} LIMIT ?",
+            (match, *args, *([floor[0][0]] if floor else []), limit),
+            query,
+            raw,
+        )
+    if not ranked:
+        return []
+    marks = ", ".join("?" for _ in ranked)
+    rows = db.execute(
+        f"SELECT {_COLUMNS} FROM search_docs d JOIN search_threads t ON t.id = d.thread "
+        f"WHERE d.id IN ({marks})",
+        [r[0] for r in ranked],
+    ).fetchall()
+    by_id = {row[0]: tuple(row) for row in rows}
+    return [(*by_id[r[0]], r[1]) for r in ranked if r[0] in by_id]
 
 
 def search(
@@ -493,6 +583,8 @@ def search(
     """The turns matching ``query`` (literal text unless ``raw``), best first."""
     if not query:
         raise SearchQueryError("search: the query is empty")
+    if index_state(db) in ("missing", "old"):
+        return []  # nothing indexed yet (or only by another version): ensure_ready() first
     hits: list[Hit] = []
     for row in query_rows(db, query, filters, limit, raw=raw):
         _rowid, uuid, turn, created, blob, title, mode, account, sp_title, sp_slug, path, score = (
@@ -578,7 +670,8 @@ def open_readonly(path: Path) -> sqlite3.Connection:
 def iter_prose(db: sqlite3.Connection) -> Iterator[tuple[str, int, tuple[str, ...]]]:
     """Every indexed row as (thread uuid, turn, field values): for audits and tests."""
     for uuid, turn, blob in db.execute(
-        "SELECT thread_uuid, turn, prose FROM search_docs ORDER BY id"
+        "SELECT t.uuid, d.turn, d.prose FROM search_docs d "
+        "JOIN search_threads t ON t.id = d.thread ORDER BY d.id"
     ):
         yield str(uuid), int(turn), _unpack(blob)
 
