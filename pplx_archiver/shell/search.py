@@ -22,6 +22,7 @@ that marks a thread done. When the stored version differs from :data:`SEARCH_VER
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import itertools
@@ -284,7 +285,17 @@ def thread_hook(meta: ThreadMeta, prose: ThreadProse | None) -> Hook:
     """The callable the store runs inside the transaction marking the thread done."""
 
     def hook(db: sqlite3.Connection) -> None:
-        index_thread(db, meta, prose)
+        # A failure here must not cost the thread its "done": the search rows are rolled
+        # back alone and the index is marked stale (the next search rebuilds it).
+        db.execute("SAVEPOINT search_index")
+        try:
+            index_thread(db, meta, prose)
+        except (sqlite3.Error, ValueError) as exc:
+            db.execute("ROLLBACK TO search_index")
+            log.warning("SEARCH_INDEX_FAILED", thread_uuid=meta.uuid, error=str(exc))
+            with contextlib.suppress(sqlite3.Error):
+                _set_meta(db, "state", "stale")
+        db.execute("RELEASE search_index")
 
     return hook
 

@@ -18,7 +18,7 @@ from pplx_archiver.core.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import SearchQueryError
 from pplx_archiver.shell import search as S
 from pplx_archiver.shell.store import Archive
-from tests.shell.archive_builders import harvest
+from tests.shell.archive_builders import harvest, slug_of
 
 Key = tuple[str, int]
 
@@ -304,3 +304,29 @@ def test_cli_exit_codes_json_and_grouped_text(demo: Path) -> None:
 def tmp_missing(demo: Path) -> Path:
     """A folder that holds no archive."""
     return demo.parent / "nothing-here"
+
+
+def test_a_failing_index_update_leaves_the_thread_done_and_the_index_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search-index error rolls back only the search rows; the next search rebuilds."""
+    with Archive(tmp_path / "a") as archive:
+        harvest(archive, 1)
+
+        def broken(db: sqlite3.Connection, meta: S.ThreadMeta, prose: object) -> None:
+            db.execute("INSERT INTO search_docs (thread, turn, prose) VALUES (999, 1, x'00')")
+            raise sqlite3.OperationalError("disk trouble")
+
+        monkeypatch.setattr(S, "index_thread", broken)
+        harvest(archive, 2)
+        monkeypatch.undo()
+        row = archive.get(slug_of(2))
+        assert row is not None and row.status == "done"
+        with archive.index.transaction() as db:
+            assert S.index_state(db) == "stale"
+            assert (
+                db.execute("SELECT COUNT(*) FROM search_docs WHERE thread = 999").fetchone()[0] == 0
+            )
+        S.ensure_ready(archive)
+        with archive.index.transaction() as db:
+            assert len({u for u, _t, _v in S.iter_prose(db)}) == 2
