@@ -507,78 +507,72 @@ def _run(db: sqlite3.Connection, sql: str, args: Sequence[Any], query: str, raw:
         raise StoreError(f"search {query!r} failed: {exc}") from exc
 
 
+def _by_ids(db: sqlite3.Connection, sql: str, ids: Sequence[int]) -> list[Any]:
+    """Rows of ``sql`` (ending in ``IN``) for the ids, asked in chunks SQLite accepts."""
+    out: list[Any] = []
+    for first in range(0, len(ids), 500):
+        chunk = ids[first : first + 500]
+        out += db.execute(f"{sql} ({', '.join('?' for _ in chunk)})", chunk).fetchall()
+    return out
+
+
 def query_rows(
     db: sqlite3.Connection, query: str, filters: Filters, limit: int, *, raw: bool = False
 ) -> list[tuple[Any, ...]]:
     """The matching rows (best first) with their thread columns and a score (or None).
 
-    Only the newest ``max(RANK_CAP, limit)`` matches (by index row, i.e. the most recently
-    archived) are ordered: by bm25 for the trigram table, by turn date for the gram table.
-    A query matching fewer rows is ordered over all of them.
+    A literal query reads its newest ``max(RANK_CAP, limit)`` matches (by index row, i.e.
+    the most recently archived; all of them when there are fewer) in one pass of the index,
+    which stops there, and orders those: by bm25 for text of >= 3 characters, by turn date
+    for 1 or 2. A raw query is ordered by FTS5's own bm25 over every match.
     """
     extra, args = _filter_sql(filters)
     text = _clean(query)
-    if raw or len(text) >= 3:
-        table, match = "search_text", (text if raw else _phrase(text))
-        weights = ", ".join(str(w) for w in WEIGHTS)
-        score, order = f"bm25(search_text, {weights})", "score, s.rowid DESC"
-    else:
-        table, match = "search_grams", _phrase(_gram_token(fold(text)))
-        score, order = "NULL", "d.created DESC, s.rowid DESC"
-    joins = (
-        f"FROM {table} s JOIN search_docs d ON d.id = s.rowid "
-        "JOIN search_threads t ON t.id = d.thread "
-        f"WHERE {table} MATCH ?{extra}"
-    )
-    if not extra:  # no filter: the FTS table alone
-        joins = f"FROM {table} s WHERE {table} MATCH ?"
-    cap = max(RANK_CAP, limit)
-    floor = _run(
-        db,
-        f"SELECT s.rowid {joins} ORDER BY s.rowid DESC LIMIT 1 OFFSET ?",
-        (match, *args, cap - 1),
-        query,
-        raw,
-    )
+    gram = not raw and len(text) < 3
+    table = "search_grams" if gram else "search_text"
+    literal = _phrase(_gram_token(fold(text)) if gram else text)
+    match = text if raw else literal
+    joins = f"FROM {table} s WHERE {table} MATCH ?"
+    if extra:
+        joins = (
+            f"FROM {table} s JOIN search_docs d ON d.id = s.rowid "
+            f"JOIN search_threads t ON t.id = d.thread WHERE {table} MATCH ?{extra}"
+        )
     ranked: Sequence[tuple[int, float | None]]
-    if floor and table == "search_text" and not raw:
-        # Too many matches for FTS5's bm25 (its IDF pass reads every match): score the
-        # newest ``cap`` in Python with the same formula; IDF is one constant per query.
-        fetch = (
-            joins.replace(
-                f"FROM {table} s WHERE",
-                f"FROM {table} s JOIN search_docs d ON d.id = s.rowid WHERE",
-            )
-            if not extra
-            else joins
-        )
-        rows = _run(
-            db,
-            f"SELECT s.rowid, d.prose {fetch} AND s.rowid >= ?",
-            (match, *args, floor[0][0]),
-            query,
-            raw,
-        )
-        ranked = bm25_rank([(int(r[0]), _unpack(r[1])) for r in rows], text)[:limit]
-    else:
-        bound = " AND s.rowid >= ?" if floor else ""
-        if score == "NULL" and not extra:
-            joins = f"FROM {table} s JOIN search_docs d ON d.id = s.rowid WHERE {table} MATCH ?"
+    if raw:
+        weights = ", ".join(str(w) for w in WEIGHTS)
         ranked = _run(
             db,
-            f"SELECT s.rowid, {score} AS score {joins}{bound} ORDER BY {order} LIMIT ?",
-            (match, *args, *([floor[0][0]] if floor else []), limit),
+            f"SELECT s.rowid, bm25(search_text, {weights}) AS score {joins} "
+            "ORDER BY score, s.rowid DESC LIMIT ?",
+            (match, *args, limit),
             query,
             raw,
         )
+    else:
+        found = _run(
+            db,
+            f"SELECT s.rowid {joins} ORDER BY s.rowid DESC LIMIT ?",
+            (match, *args, max(RANK_CAP, limit)),
+            query,
+            raw,
+        )
+        ids = [int(r[0]) for r in found]
+        if gram:
+            dated = _by_ids(db, "SELECT id, created FROM search_docs WHERE id IN", ids)
+            dated.sort(key=lambda r: (r[1] or "", r[0]), reverse=True)
+            ranked = [(int(r[0]), None) for r in dated[:limit]]
+        else:
+            texts = _by_ids(db, "SELECT id, prose FROM search_docs WHERE id IN", ids)
+            ranked = bm25_rank([(int(r[0]), _unpack(r[1])) for r in texts], text)[:limit]
     if not ranked:
         return []
-    marks = ", ".join("?" for _ in ranked)
-    rows = db.execute(
+    rows = _by_ids(
+        db,
         f"SELECT {_COLUMNS} FROM search_docs d JOIN search_threads t ON t.id = d.thread "
-        f"WHERE d.id IN ({marks})",
+        "WHERE d.id IN",
         [r[0] for r in ranked],
-    ).fetchall()
+    )
     by_id = {row[0]: tuple(row) for row in rows}
     return [(*by_id[r[0]], r[1]) for r in ranked if r[0] in by_id]
 

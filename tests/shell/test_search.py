@@ -214,7 +214,7 @@ def test_bm25_ranks_query_above_title_above_answer(
 ) -> None:
     """A word in the query outranks it in the title, which outranks it in the answer.
 
-    With a rank cap of 1 the newest matches are scored in Python instead of by FTS5.
+    The rank cap (how many newest matches are scored) never drops a match below the limit.
     """
     monkeypatch.setattr(S, "RANK_CAP", cap)
     with Archive(tmp_path / "a") as archive, archive.index.transaction() as db:
