@@ -72,7 +72,7 @@ def search(
     Matching is literal and ignores case: `c++`, `v1.2`, `a/b`, `"x"` or `NOT` are found
     as written, in English or Chinese, from one character up. Longer text ranks by bm25, a
     hit in the query above one in the title above one in the answer (text found in more
-    than 300 turns: the 300 most recently archived are ranked); one- and two-character
+    than 300 turns: the 300 most recently archived of them are ranked); one- and two-character
     queries list newest first. A query starting with "-" goes after "--". Results are
     grouped by thread, with the turn file to open. The index lives in
     index/archive.sqlite, is kept up to date by every archiving run and is rebuilt from
