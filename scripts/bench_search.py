@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -189,6 +190,7 @@ def run(turns: int, per_kind: int, root: Path) -> dict[str, Any]:
         "worst_p95_ms": worst,
         "p95_target_ms": 50.0,
         "targets_met": index_bytes / prose <= 3.0 and worst <= 50.0,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
 
 
