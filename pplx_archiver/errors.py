@@ -47,6 +47,10 @@ class ConfigError(PplxError):
     exit_code = EXIT_USAGE
 
 
+class SearchQueryError(ConfigError):
+    """A search query or filter is unusable (an FTS5 syntax mistake in a ``--raw`` query)."""
+
+
 class AuthError(PplxError):
     """No usable session: the run cannot start or cannot go on."""
 

@@ -14,6 +14,8 @@ Scenarios (``--only 1,2``; ``--quick`` for smaller sizes, about two minutes):
   5 incremental 1 %        1 % of the threads continued through /__sim/mutate, then sync
   6 offline re-render      threads/s with --jobs 1 and --jobs 2
   7 scale                  peak RSS and CPU per thread at two sizes (zero latency, no limit)
+  8 search                 scripts/bench_search.py: index size, build time, query latency
+                           on 100,000 simulated turns (10,000 with --quick)
 Usage: ``python scripts/bench.py [--quick] [--only 1,2,...] [--results PATH] [--keep DIR]``.
 """
 
@@ -443,6 +445,27 @@ def scenario_7(bench: Bench) -> dict[str, Any]:
     }
 
 
+def scenario_8(bench: Bench) -> dict[str, Any]:
+    """Full-text search: scripts/bench_search.py in its own process; its JSON is the result."""
+    import subprocess
+
+    turns = 10_000 if bench.sizes is QUICK else 100_000
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_search.py"), "--turns", str(turns)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench_search.py exited {done.returncode}: {done.stderr[-400:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    targets = {
+        "index ≤ 3× prose": result["size_ratio"] <= result["size_target"],
+        "p95 ≤ 50 ms": result["worst_p95_ms"] <= result["p95_target_ms"],
+    }
+    return {"scenario": 8, "name": "search", **result, "targets": targets}
+
+
 SCENARIOS: dict[int, Callable[[Bench], dict[str, Any]]] = {
     1: scenario_1,
     2: scenario_2,
@@ -451,6 +474,7 @@ SCENARIOS: dict[int, Callable[[Bench], dict[str, Any]]] = {
     5: scenario_5,
     6: scenario_6,
     7: scenario_7,
+    8: scenario_8,
 }
 
 
@@ -461,7 +485,7 @@ def _only(text: str | None) -> list[int]:
     for part in text.split(","):
         part = part.strip()
         if not part.isdigit() or int(part) not in SCENARIOS:
-            raise SystemExit(f"--only: unknown scenario {part!r}; choose from 1-7")
+            raise SystemExit(f"--only: unknown scenario {part!r}; choose from 1-{max(SCENARIOS)}")
         picked.append(int(part))
     return sorted(set(picked))
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pplx_archiver.core.prose import ThreadProse
 
 MODES = ("search", "deep-research", "computer", "council", "study")
 
@@ -103,7 +106,8 @@ class RenderResult:
     ``dir_name`` is ``<mode>/<YYYY-MM-DD>_<title-slug>_<uuid8>`` relative to the account
     folder; ``files`` maps paths relative to the thread folder (``conversation.md``,
     ``turns/turn_0001.md``, ``sources.json``, ``thread.json`` …) to their bytes.
-    ``variants`` are the answer-variant registry records of this thread.
+    ``variants`` are the answer-variant registry records of this thread; ``prose`` is
+    what the search index holds of it (None when the producer gives none).
     """
 
     thread_uuid: str
@@ -114,6 +118,7 @@ class RenderResult:
     record: Mapping[str, Any]
     findings: tuple[Finding, ...] = ()
     variants: tuple[Mapping[str, Any], ...] = ()
+    prose: ThreadProse | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import orjson
 
 from pplx_archiver.core import labels
 from pplx_archiver.core import markdown as md
-from pplx_archiver.core.answers import extract_answer
+from pplx_archiver.core.answers import extract_answer, workflow_answer
 from pplx_archiver.core.assets import assets_of
 from pplx_archiver.core.citations import dedupe, entry_sources, sources_json, workflow_sources
 from pplx_archiver.core.decode import decode_thread
@@ -24,6 +24,7 @@ from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.layout import thread_dir_name
 from pplx_archiver.core.model import Finding, RenderContext, RenderResult, ThreadInput
 from pplx_archiver.core.modes import detect_mode, needs_blocks
+from pplx_archiver.core.prose import ThreadProse, TurnProse, joined, sources_text
 from pplx_archiver.core.report import pick_report, render_report
 from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, collect_payloads, place
 from pplx_archiver.core.timeparse import date_of, iso
@@ -139,6 +140,7 @@ class _Renderer:
         self.placement = place(thread.entries, self.payloads)
         self.scope = Scope(lang=self.lang, thread_uuid=self.uuid, by_id=self.placement.by_id)
         self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
+        self.prose: list[TurnProse] = []
 
     def label(self, key: str) -> str:
         return self.labels[key]
@@ -156,6 +158,7 @@ class _Renderer:
         query = md.safe_markdown(entry.query)
         parts.append(f"## {self.label('query')}\n\n{query}")
         cited: list[WebResult] = entry_sources(entry)
+        conclusions: list[str] = []
         workflow = entry.blocks.workflow
         work: list[str] = []
         heading_note = ""
@@ -173,6 +176,7 @@ class _Renderer:
             if payload.index not in scope.rendered_payloads:
                 scope.rendered_payloads.add(payload.index)
                 work.append(self.payload_block(payload, f"{where}/subagent"))
+                conclusions.append(_conclusion(payload))
         plain = render_plain_steps(entry.steps, scope, where)
         if plain:
             summary = f"{self.label('steps')} ({len(entry.steps)})"
@@ -185,6 +189,7 @@ class _Renderer:
                 cited.extend(workflow_sources(payload.workflow))
                 scope.rendered_payloads.add(payload.index)
                 blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
+                conclusions.append(_conclusion(payload))
             parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(blocks))
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
         shown = scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
@@ -192,6 +197,16 @@ class _Renderer:
         unique = dedupe(cited)
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        self.prose.append(
+            TurnProse(
+                turn=number,
+                created=iso(entry.created_us),
+                query=entry.query,
+                answer=answer,
+                subagents=joined(conclusions),
+                sources=sources_text(unique),
+            )
+        )
         return "\n\n".join(parts) + "\n", (query, shown), unique
 
     def payload_block(self, payload: Payload, location: str) -> str:
@@ -221,6 +236,12 @@ class _Renderer:
             all_cited.extend(workflow_sources(payload.workflow))
             self.scope.rendered_payloads.add(payload.index)
             appendix.append(self.payload_block(payload, "background_unassigned"))
+        thread_row = TurnProse(
+            turn=0,
+            created=iso(self.created_us()),
+            title=self.title,
+            subagents=joined(_conclusion(p) for p in self.placement.appendix),
+        )
         sources = dedupe(all_cited)
         files["conversation.md"] = self.conversation(answers, appendix).encode("utf-8", "replace")
         files["sources.json"] = sources_json(sources)
@@ -248,6 +269,7 @@ class _Renderer:
             record=record_,
             findings=_findings(events, self.uuid),
             variants=variants,
+            prose=ThreadProse(rows=(thread_row, *self.prose)),
         )
 
     def created_us(self) -> int | None:
@@ -396,6 +418,11 @@ class _Renderer:
         for key, value in self.ctx.kept_record.items():
             rec[key] = value
         return rec
+
+
+def _conclusion(payload: Payload) -> str:
+    """A sub-agent's conclusion as its block shows it ('' when it has none)."""
+    return workflow_answer(payload.workflow) or workflow_answer(payload.workflow, any_variant=True)
 
 
 def render_thread(inp: ThreadInput, ctx: RenderContext) -> RenderResult:

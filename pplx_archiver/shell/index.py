@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,10 @@ class Index:
         """One write transaction under the lock (commit on success, rollback on error)."""
         return Index._Tx(self)
 
+    def transaction(self) -> Index._Tx:
+        """A write transaction for tables other modules keep in this file (search index)."""
+        return self._tx()
+
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             try:
@@ -336,8 +340,12 @@ class Index:
         fields: Mapping[str, Any],
         variants: Sequence[Mapping[str, Any]] = (),
         run_id: int | None = None,
+        hook: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
-        """Mark a thread done with its new state and variant keys, in one transaction."""
+        """Mark a thread done with its new state and variant keys, in one transaction.
+
+        ``hook`` runs inside that transaction (the search index updates the thread's rows).
+        """
         with self._tx() as db:
             self._upsert(
                 db,
@@ -354,6 +362,8 @@ class Index:
                 },
             )
             self._put_variants(db, variants, run_id)
+            if hook is not None:
+                hook(db)
 
     def counts(self) -> dict[str, int]:
         """Number of threads per status."""

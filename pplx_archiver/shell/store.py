@@ -40,6 +40,7 @@ from pplx_archiver.shell.fsutil import (
 )
 from pplx_archiver.shell.index import Index, RunRow, ThreadRow
 from pplx_archiver.shell.registry import Registry, utc_now
+from pplx_archiver.shell.search import Hook, meta_of, thread_hook
 
 RAW_ENTRIES = "raw_entries.json"
 RAW_BLOCKS = "raw_blocks.json"
@@ -141,6 +142,7 @@ class Archive:
         # written file durable. Until then the thread is ``pending`` (retried after a crash).
         self.group_commit = group_commit
         self._unsynced: list[tuple[str, str, dict[str, Any]]] = []
+        self._search_hooks: dict[str, Hook] = {}  # uuid -> search index update at "done"
         if read_only and not (self.out / INDEX_DIR / "archive.sqlite").is_file():
             raise StoreError(f"{self.out}: no archive here (no {INDEX_DIR}/archive.sqlite)")
         try:
@@ -174,7 +176,7 @@ class Archive:
         batch, self._unsynced = self._unsynced, []
         sync_filesystem(self.out)
         for uuid, account, fields in batch:
-            self.index.mark_done(uuid, account, fields)
+            self.index.mark_done(uuid, account, fields, hook=self._search_hooks.pop(uuid, None))
         return len(batch)
 
     def _sync_dir(self, path: Path) -> None:
@@ -390,8 +392,11 @@ class Archive:
             # Claim the folder now (pending); flush_done() marks it done after one syncfs.
             self.index.upsert(uuid, account, **{**fields, "status": "pending"})
             self._unsynced.append((uuid, account, fields))
+            self._search_hooks[uuid] = self._search_hook(account, rel, result)
         else:
-            self.index.mark_done(uuid, account, fields)
+            self.index.mark_done(
+                uuid, account, fields, hook=self._search_hook(account, rel, result)
+            )
         return CommitOutcome(
             path=rel,
             written=written,
@@ -399,6 +404,12 @@ class Archive:
             moved_from=moved_from,
             removed=removed,
         )
+
+    @staticmethod
+    def _search_hook(account: str, rel: str, result: RenderResult) -> Hook:
+        """Issue 17: the search index update run in the transaction marking the thread done."""
+        meta = meta_of(result.thread_uuid, account, rel, result.record, result.mode, result.title)
+        return thread_hook(meta, result.prose)
 
     def commit(self, fetched: Any, run_id: int, account: str) -> Mapping[str, Any]:
         """Commit a fetched thread (the scheduler's ``FetchedThread``); return log fields."""
