@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -26,6 +27,24 @@ def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | No
         f"→ {summary.site}/index.html"
     )
     return EXIT_FAILURES if summary.failed else EXIT_OK
+
+
+def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str | None) -> None:
+    """Run a sync, then (unless it stopped on auth, a challenge or an interruption) update the
+    site; exit with the worse of the two codes."""
+    try:
+        run_sync()
+        code = EXIT_OK
+    except typer.Exit as done:
+        code = int(done.exit_code or 0)
+    if code in (EXIT_OK, EXIT_FAILURES):
+        try:
+            code = max(
+                code, build_for(_settings(out, None, log_format), None, full=False, jobs=None)
+            )
+        except (PplxError, OSError) as exc:
+            _fail(exc)
+    raise typer.Exit(code)
 
 
 @app.command("site")
