@@ -6,8 +6,8 @@ folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-i
 ``site.css``, ``site.js`` and ``manifest.json``.
 
 Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
-(raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix and
-the site version) and its listing row; ``data/<id>.json`` keeps its searchable text. A rebuild
+(raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
+the site format and the package version) and its listing row; ``data/<id>.json`` keeps its searchable text. A rebuild
 decodes only threads whose hash moved, removes pages of threads that left the archive, and
 rewrites the index pages and search index (files whose bytes did not change are not touched).
 """
@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 import structlog
 
+from pplx_archiver import __version__
 from pplx_archiver.core.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
 from pplx_archiver.shell.fsutil import safe_join, write_atomic
@@ -118,7 +119,7 @@ def check_dest(archive: Archive, dest: Path) -> Path:
 
 def _digest(folder: Path, job_fields: bytes) -> str:
     h = hashlib.blake2b(digest_size=16)
-    h.update(SITE_VERSION.encode() + b"\0" + job_fields)
+    h.update(f"{SITE_VERSION}/{__version__}".encode() + b"\0" + job_fields)
     for name in _HASHED:
         h.update(b"\0" + name.encode() + b"\0")
         try:

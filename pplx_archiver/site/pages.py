@@ -37,12 +37,18 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 _SPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _MARKUP = re.compile(r"[*_`#>|\\\[\]()!~]+|\$+|https?://\S+")
 
 
 def e(text: object) -> str:
     """HTML-escaped text (quotes too: safe in attributes)."""
     return html.escape(str(text), quote=True)
+
+
+def _finish(parts: Iterable[str]) -> bytes:
+    """A page's bytes: control characters from API text shown as U+FFFD, never written."""
+    return _CONTROL.sub("\ufffd", "\n".join(parts)).encode("utf-8", "replace")
 
 
 def page_id(uuid: str) -> str:
@@ -283,9 +289,7 @@ def thread_page(parts: ThreadParts, *, page: str, files: Sequence[LocalFile]) ->
         body.append("</details></section>")
     body.append("</main>")
     body.append(f'<script src="{root}site.js"></script>\n</body>\n</html>\n')
-    return ThreadPage(
-        meta=meta, html="\n".join(body).encode("utf-8", "replace"), search=tuple(search)
-    )
+    return ThreadPage(meta=meta, html=_finish(body), search=tuple(search))
 
 
 def error_page(meta: ThreadMeta, error: str) -> bytes:
@@ -299,7 +303,7 @@ def error_page(meta: ThreadMeta, error: str) -> bytes:
         f'<main><p class="notice degraded">This thread could not be decoded: {e(error)}</p></main>',
         f'<script src="{root}site.js"></script>\n</body>\n</html>\n',
     ]
-    return "\n".join(body).encode("utf-8", "replace")
+    return _finish(body)
 
 
 def _rows(metas: Iterable[ThreadMeta], root: str) -> str:
@@ -383,7 +387,7 @@ def index_page(metas: Sequence[ThreadMeta], spaces: Mapping[str, str]) -> bytes:
     body.append("</main>")
     body.append(f'<script src="{SEARCH_JS}"></script>\n<script src="site.js"></script>')
     body.append("</body>\n</html>\n")
-    return "\n".join(body).encode("utf-8", "replace")
+    return _finish(body)
 
 
 def space_page(title: str, metas: Sequence[ThreadMeta]) -> bytes:
@@ -395,7 +399,7 @@ def space_page(title: str, metas: Sequence[ThreadMeta]) -> bytes:
     body.append(f"<header><h1>Space: {e(title)}</h1><p>{len(ordered)} threads</p></header>")
     body.append("<main>" + _controls(modes, search=False) + _table(ordered, root) + "</main>")
     body.append(f'<script src="{root}site.js"></script>\n</body>\n</html>\n')
-    return "\n".join(body).encode("utf-8", "replace")
+    return _finish(body)
 
 
 def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -> bytes:

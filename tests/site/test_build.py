@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
@@ -82,3 +83,21 @@ def test_site_help_ends_with_examples() -> None:
     description = out.split("Options")[0].rstrip().splitlines()
     assert "Examples:" in out
     assert description[-1].strip().startswith("pplx-export site --out archive --to")
+
+
+def test_control_characters_never_reach_a_page(tmp_path: Path) -> None:
+    """Control characters in a title or answer are shown as U+FFFD, never written."""
+    spec = {
+        "key": 9,
+        "title": "ctrl\x00chars\x07and\x1bescape",
+        "query": "q\x08",
+        "answer": "bell\x07 nul\x00 del\x7f",
+        "mode": "SEARCH",
+    }
+    build(tmp_path, (spec,))
+    with Archive(tmp_path) as archive:
+        build_site(archive)
+    for name in ("index.html", f"threads/{page_id(slug_of(9))}.html"):
+        data = (tmp_path / "site" / name).read_bytes()
+        assert not re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", data), name
+        assert "ctrl\ufffdchars\ufffdand\ufffdescape".encode() in data
