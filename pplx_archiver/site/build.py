@@ -9,7 +9,8 @@ Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page 
 (raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
 the site format and the package version) and its listing row; ``data/<id>.json`` keeps its
 searchable text. A rebuild decodes only threads whose hash moved, removes pages of threads
-that left the archive, and rewrites the index pages and search index (files whose bytes did not change are not touched).
+that left the archive, and rewrites the index pages and search index (files whose bytes did
+not change are not touched).
 """
 
 from __future__ import annotations
