@@ -155,13 +155,15 @@ def test_index_lists_threads_and_filters_by_mode(page: Page, site: Site) -> None
 
 
 def test_search_english_and_chinese(page: Page, site: Site) -> None:
-    """An English word and a 2-character Chinese query find their threads; the hit deep-links
+    """English words (or their beginnings) and a 2-character Chinese query find their threads; a hit deep-links
     to the turn with the query highlighted."""
     page.goto(site.url("index.html"))
     page.fill("#search", "Photosynthesis")
     hits = page.locator("#results a.hit")
     assert hits.count() == 1
     assert hits.first.text_content() == "Photosynthesis basics — turn 1"
+    page.fill("#search", "chlorophyl photosynth")
+    assert page.locator("#results a.hit").count() == 1
     page.fill("#search", "纠缠")
     assert page.locator("#results a.hit").count() == 1
     assert page.locator("#results a.hit").first.text_content() == "量子计算入门 — turn 1"

@@ -32,13 +32,29 @@
     return out;
   }
 
+  var keys = null;
+
+  // Docs holding a term; a word of 3+ letters also matches the words it begins.
+  function postings(index, term) {
+    var exact = Object.prototype.hasOwnProperty.call(index.terms, term) ? index.terms[term] : [];
+    if (CJK_RUN.test(term) || term.length < 3) return exact;
+    keys = keys || Object.keys(index.terms);
+    var found = new Set(exact);
+    keys.forEach(function (key) {
+      if (key.length > term.length && key.lastIndexOf(term, 0) === 0) {
+        index.terms[key].forEach(function (d) { found.add(d); });
+      }
+    });
+    return Array.from(found).sort(function (a, b) { return a - b; });
+  }
+
   function search(q) {
     var index = window.PPLX_SEARCH;
     var terms = queryTerms(q);
     if (!index || !terms.length) return [];
     var hits = null;
     for (var k = 0; k < terms.length; k++) {
-      var posting = Object.prototype.hasOwnProperty.call(index.terms, terms[k]) ? index.terms[terms[k]] : [];
+      var posting = postings(index, terms[k]);
       hits = hits === null ? posting.slice() : intersect(hits, posting);
       if (!hits.length) break;
     }
