@@ -155,8 +155,8 @@ def test_index_lists_threads_and_filters_by_mode(page: Page, site: Site) -> None
 
 
 def test_search_english_and_chinese(page: Page, site: Site) -> None:
-    """English words (or their beginnings) and a 2-character Chinese query find their threads; a hit deep-links
-    to the turn with the query highlighted."""
+    """English words (or their beginnings) and a 2-character Chinese query find their threads;
+    a hit deep-links to the turn with the query highlighted."""
     page.goto(site.url("index.html"))
     page.fill("#search", "Photosynthesis")
     hits = page.locator("#results a.hit")
