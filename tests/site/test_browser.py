@@ -211,6 +211,11 @@ def test_hostile_payloads_stay_inert_and_visible(page: Page, site: Site) -> None
     assert page.get_by_text("<script>alert('script')</script>").is_visible()
     heading = page.locator("h1").text_content()
     assert heading == "<script>alert('title')</script><b>bold title</b>"
+    injected = page.evaluate(
+        "() => { const s = document.createElement('script'); s.textContent = 'window.ran = 1';"
+        " document.body.appendChild(s); return window.ran === 1; }"
+    )
+    assert injected is False  # the CSP refuses inline script, even one added at run time
     page.locator("a.cite").first.click()
     assert page.url.endswith("#turn-1-src-1")
     page.screenshot(path=str(ARTIFACTS / "thread-hostile.png"), full_page=True)
