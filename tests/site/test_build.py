@@ -101,3 +101,22 @@ def test_control_characters_never_reach_a_page(tmp_path: Path) -> None:
         data = (tmp_path / "site" / name).read_bytes()
         assert not re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", data), name
         assert "ctrl\ufffdchars\ufffdand\ufffdescape".encode() in data
+
+
+def test_undecodable_thread_gets_a_degraded_page(tmp_path: Path) -> None:
+    """A thread whose raw file is broken gets a page saying so, flagged degraded; exit 1."""
+    paths = build(tmp_path)
+    (tmp_path / paths[0] / "raw_entries.json").write_bytes(b"{not json")
+    _register()
+    result = CliRunner().invoke(app, ["site", "-o", str(tmp_path), "--log-format", "json"])
+    (log_file,) = (tmp_path / "index" / "logs").glob("site-*.jsonl")
+    logs = [orjson.loads(line) for line in log_file.read_bytes().splitlines()]
+    assert result.exit_code == 1, result.output
+    assert "3 pages built" in result.output and "1 failed" in result.output
+    failed = [e for e in logs if e["event"] == "SITE_THREAD_FAILED"]
+    assert [e["thread_uuid"] for e in failed] == [slug_of(1)]
+    page = (tmp_path / "site" / "threads" / f"{page_id(slug_of(1))}.html").read_text()
+    assert "could not be decoded" in page
+    index = (tmp_path / "site" / "index.html").read_text()
+    row = next(line for line in index.splitlines() if "Photosynthesis basics" in line)
+    assert 'data-flags="degraded"' in row
