@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: demo test check lint fmt typecheck pytest bench bench-quick soak clean
+.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-site soak clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required (set PYTHON=...)")'
@@ -23,7 +23,7 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 demo: $(RUN_STAMP)
 	$(BIN)/pplx-export demo --out demo-archive
 
-test: $(DEV_STAMP) lint typecheck pytest
+test: $(DEV_STAMP) browser lint typecheck pytest
 
 check: test
 
@@ -38,6 +38,16 @@ fmt: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --strict pplx_archiver
 
+# The browser tests (tests/site) drive Debian's Chromium through Playwright (Playwright's own
+# browser download is not used): install the package when it is missing.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  echo "installing chromium (apt-get)"; \
+	  $$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	fi
+
 pytest: $(DEV_STAMP)
 	$(BIN)/python -m pytest -q
 
@@ -47,9 +57,12 @@ bench: $(RUN_STAMP)
 bench-quick: $(RUN_STAMP)
 	$(BIN)/python scripts/bench.py --quick
 
+bench-site: $(RUN_STAMP)
+	$(BIN)/python scripts/bench_site.py --sim 2000
+
 soak: $(DEV_STAMP)
 	PPLX_SOAK=1 $(BIN)/python -m pytest -q tests/reliability
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage htmlcov demo-archive build dist
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage htmlcov demo-archive build dist test-artifacts
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

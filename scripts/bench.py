@@ -16,6 +16,8 @@ Scenarios (``--only 1,2``; ``--quick`` for smaller sizes, about two minutes):
   7 scale                  peak RSS and CPU per thread at two sizes (zero latency, no limit)
   8 search                 scripts/bench_search.py: index size, build time, query latency
                            on 100,000 simulated turns (10,000 with --quick)
+  9 static site            `site` full build (--jobs 2) and no-op rebuild of scenario 6's
+                           archive, beside scenario 6's re-render figure
 Usage: ``python scripts/bench.py [--quick] [--only 1,2,...] [--results PATH] [--keep DIR]``.
 """
 
@@ -466,6 +468,43 @@ def scenario_8(bench: Bench) -> dict[str, Any]:
     return {"scenario": 8, "name": "search", **result, "targets": targets}
 
 
+def scenario_9(bench: Bench) -> dict[str, Any]:
+    """Static site: a full build of every thread's page, then a rebuild with nothing changed."""
+    n = bench.sizes.bulk
+    out = _build_archive(bench, n)
+    work = bench.workdir("work-s9")
+    site = work / "site"
+    runs = []
+    for name, extra in (("full", ["--full"]), ("no-op rebuild", [])):
+        args = ["site", "--out", str(out), "--to", str(site), "--jobs", "2", *extra]
+        run = run_archiver([*args, "--log-format", "json"], workdir=work)
+        _check(run, f"site {name}")
+        summary = run.summary()
+        threads = int(summary.get("threads") or 0)
+        runs.append(
+            {
+                "pass": name,
+                "threads": threads,
+                "pages_built": summary.get("built"),
+                "failed": summary.get("failed"),
+                "wall_s": round(run.wall_s, 2),
+                "threads_per_s": round(threads / run.wall_s, 1) if run.wall_s else None,
+                "cpu_s_incl_workers": round(run.cpu_s, 2),
+                "peak_rss_mb": round(run.peak_rss_mb, 1),
+            }
+        )
+    rerender = bench.results.get(6, {}).get("runs") or []
+    return {
+        "scenario": 9,
+        "name": "static site",
+        "threads": n,
+        "runs": runs,
+        "rerender_jobs2_wall_s": next((r["wall_s"] for r in rerender if r["jobs"] == 2), None),
+        "site_mb": round(sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6, 1),
+        "requests": {},
+    }
+
+
 SCENARIOS: dict[int, Callable[[Bench], dict[str, Any]]] = {
     1: scenario_1,
     2: scenario_2,
@@ -475,6 +514,7 @@ SCENARIOS: dict[int, Callable[[Bench], dict[str, Any]]] = {
     6: scenario_6,
     7: scenario_7,
     8: scenario_8,
+    9: scenario_9,
 }
 
 

@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "archive",
     "archive_care",
     "search",
+    "site",
     "history",
     "schedule",
     "assets",

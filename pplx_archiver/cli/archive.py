@@ -156,9 +156,17 @@ def sync(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    site: bool = typer.Option(
+        False, "--site", help="Then update the static site (<archive>/site), as `site` does."
+    ),
 ) -> None:
     """Incremental run for schedules: only new, moved and earlier-failed threads are fetched."""
-    run_cli("sync", _common(**locals()))
+    options = {k: v for k, v in locals().items() if k != "site"}
+    if not site or dry_run:
+        run_cli("sync", _common(**options))
+    from pplx_archiver.cli.site import after_sync
+
+    after_sync(lambda: run_cli("sync", _common(**options)), out, log_format)
 
 
 @app.command()

@@ -8,6 +8,7 @@ deterministic: same input, byte-identical output.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from typing import Any
@@ -40,7 +41,7 @@ from pplx_archiver.core.workflow import (
 )
 from pplx_archiver.errors import PayloadError
 
-__all__ = ["needs_blocks", "render_thread"]
+__all__ = ["ThreadParts", "TurnParts", "needs_blocks", "render_parts", "render_thread"]
 
 BASE_URL = "https://www.perplexity.ai"
 _YAML_VERBATIM = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except " and \
@@ -111,6 +112,31 @@ def _findings(events: list[tuple[str, dict[str, Any]]], thread_uuid: str) -> tup
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnParts:
+    """The sections of one rendered turn, each structure-safe Markdown (``turns/`` files are
+    assembled from them; other readers such as the static site render them their own way)."""
+
+    number: int
+    entry_uuid: str
+    query: str
+    work: tuple[str, ...]
+    work_note: str
+    subagents: tuple[str, ...]
+    answer: str
+    citations: tuple[WebResult, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadParts:
+    """A whole rendering: the archive files and record, plus the sections of every turn."""
+
+    result: RenderResult
+    turns: tuple[TurnParts, ...]
+    appendix: tuple[str, ...]
+    report: str | None
+
+
 class _Renderer:
     """Holds the decoded thread and the state shared by the files of one rendering."""
 
@@ -141,6 +167,9 @@ class _Renderer:
         self.scope = Scope(lang=self.lang, thread_uuid=self.uuid, by_id=self.placement.by_id)
         self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
         self.prose: list[TurnProse] = []
+        self.parts: list[TurnParts] = []
+        self.appendix: list[str] = []
+        self.report_md: str | None = None
 
     def label(self, key: str) -> str:
         return self.labels[key]
@@ -148,15 +177,31 @@ class _Renderer:
     # -- turns ------------------------------------------------------------------------
     def turn(self, number: int, entry: Entry) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
         """(turn file text, (query, answer) as shown, turn citations) of one turn."""
+        part = self.turn_parts(number, entry)
+        self.parts.append(part)
+        parts = [f"# {self.label('turn')} {number}"]
+        parts.append(f"## {self.label('query')}\n\n{part.query}")
+        if part.work:
+            parts.append(
+                f"## {self.label('work_process')}{part.work_note}\n\n" + "\n\n".join(part.work)
+            )
+        if part.subagents:
+            parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(part.subagents))
+        parts.append(f"## {self.label('answer')}\n\n{part.answer}")
+        unique = part.citations
+        if unique:
+            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        return "\n\n".join(parts) + "\n", (part.query, part.answer), unique
+
+    def turn_parts(self, number: int, entry: Entry) -> TurnParts:
+        """The sections of one turn, each as structure-safe Markdown."""
         scope = self.scope
         where = f"turn_{number:04d}"
         index = number - 1
         stub = entry.trigger == STUB_TRIGGER
         anchored = self.placement.anchored.get(index, ())
         on_stub = self.placement.stubs.get(index, ())
-        parts = [f"# {self.label('turn')} {number}"]
         query = md.safe_markdown(entry.query)
-        parts.append(f"## {self.label('query')}\n\n{query}")
         cited: list[WebResult] = entry_sources(entry)
         conclusions: list[str] = []
         workflow = entry.blocks.workflow
@@ -181,22 +226,15 @@ class _Renderer:
         if plain:
             summary = f"{self.label('steps')} ({len(entry.steps)})"
             work.append(md.details(summary, plain, trusted=True))
-        if work:
-            parts.append(f"## {self.label('work_process')}{heading_note}\n\n" + "\n\n".join(work))
-        if on_stub:
-            blocks = []
-            for payload in on_stub:
-                cited.extend(workflow_sources(payload.workflow))
-                scope.rendered_payloads.add(payload.index)
-                blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
-                conclusions.append(_conclusion(payload))
-            parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(blocks))
+        blocks = []
+        for payload in on_stub:
+            cited.extend(workflow_sources(payload.workflow))
+            scope.rendered_payloads.add(payload.index)
+            blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
+            conclusions.append(_conclusion(payload))
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
         shown = scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
-        parts.append(f"## {self.label('answer')}\n\n{shown}")
         unique = dedupe(cited)
-        if unique:
-            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
         self.prose.append(
             TurnProse(
                 turn=number,
@@ -207,7 +245,16 @@ class _Renderer:
                 sources=sources_text(unique),
             )
         )
-        return "\n\n".join(parts) + "\n", (query, shown), unique
+        return TurnParts(
+            number=number,
+            entry_uuid=entry.key,
+            query=query,
+            work=tuple(work),
+            work_note=heading_note,
+            subagents=tuple(blocks),
+            answer=shown,
+            citations=unique,
+        )
 
     def payload_block(self, payload: Payload, location: str) -> str:
         return render_subagent(
@@ -242,11 +289,12 @@ class _Renderer:
             title=self.title,
             subagents=joined(_conclusion(p) for p in self.placement.appendix),
         )
+        self.appendix = appendix
         sources = dedupe(all_cited)
         files["conversation.md"] = self.conversation(answers, appendix).encode("utf-8", "replace")
         files["sources.json"] = sources_json(sources)
         files["sources.md"] = self.sources_md(sources).encode("utf-8", "replace")
-        report = self.report()
+        report = self.report_md = self.report()
         if report is not None:
             files["report.md"] = report.encode("utf-8", "replace")
         variants = self.variants()
@@ -427,8 +475,20 @@ def _conclusion(payload: Payload) -> str:
 
 def render_thread(inp: ThreadInput, ctx: RenderContext) -> RenderResult:
     """Render every derived file of one thread; malformed input raises PayloadError only."""
+    return render_parts(inp, ctx).result
+
+
+def render_parts(inp: ThreadInput, ctx: RenderContext) -> ThreadParts:
+    """:func:`render_thread` plus the sections of each turn; errors as for render_thread."""
     try:
-        return _Renderer(inp, ctx).render()
+        renderer = _Renderer(inp, ctx)
+        result = renderer.render()
+        return ThreadParts(
+            result=result,
+            turns=tuple(renderer.parts),
+            appendix=tuple(renderer.appendix),
+            report=renderer.report_md,
+        )
     except PayloadError:
         raise
     except RecursionError:

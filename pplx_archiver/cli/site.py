@@ -1,0 +1,83 @@
+"""The ``site`` command: a static HTML copy of the archive that works from a folder."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import LOG_FORMAT
+from pplx_archiver.cli.archive_care import OUT_HELP, _fail, _open, _run_log, _settings
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
+from pplx_archiver.settings import Settings
+
+
+def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | None) -> int:
+    """Build or update the site of the archive in ``settings``; print a line; the exit code."""
+    from pplx_archiver.site.build import build_site
+
+    with _open(settings, read_only=False) as archive, _run_log(settings, "site"):
+        summary = build_site(archive, to, full=full, jobs=jobs or os.cpu_count() or 1)
+    typer.echo(
+        f"site: {summary.threads} threads, {summary.built} pages built, "
+        f"{summary.unchanged} unchanged, {summary.removed} removed, {summary.failed} failed "
+        f"→ {summary.site}/index.html"
+    )
+    return EXIT_FAILURES if summary.failed else EXIT_OK
+
+
+def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str | None) -> None:
+    """Run a sync, then (unless it stopped on auth, a challenge or an interruption) update the
+    site; exit with the worse of the two codes."""
+    try:
+        run_sync()
+        code = EXIT_OK
+    except typer.Exit as done:
+        code = int(done.exit_code or 0)
+    if code in (EXIT_OK, EXIT_FAILURES):
+        try:
+            code = max(
+                code, build_for(_settings(out, None, log_format), None, full=False, jobs=None)
+            )
+        except (PplxError, OSError) as exc:
+            _fail(exc)
+    raise typer.Exit(code)
+
+
+@app.command("site")
+def site(
+    out: Path | None = typer.Option(None, "--out", "-o", help=OUT_HELP),
+    to: Path | None = typer.Option(
+        None, "--to", help="Write the site here instead of <archive>/site."
+    ),
+    full: bool = typer.Option(
+        False, "--full", help="Rebuild every page (default: only threads whose files changed)."
+    ),
+    jobs: int | None = typer.Option(
+        None, "--jobs", min=1, help="Worker processes (default: the number of CPU cores)."
+    ),
+    log_format: str | None = LOG_FORMAT,
+) -> None:
+    """Write a static HTML site of the archive: open its index.html in a browser, no server.
+
+    An index of every thread (sortable, filterable by mode, space and flags), a page per
+    space and per thread (citations linked to sources, work steps and sub-agents folded,
+    math as MathML, code highlighted) and a search that works from file:// (words and 1- or
+    2-character Chinese). Nothing is loaded from the network. A rebuild only rewrites the
+    pages of threads whose files changed. Exit 1 when a thread could not be decoded (its
+    page says so).
+
+    \b
+    Examples:
+      pplx-export site --out archive            # then open archive/site/index.html
+      pplx-export site --out archive --to /srv/www/pplx --full
+    """
+    try:
+        code = build_for(_settings(out, None, log_format), to, full=full, jobs=jobs)
+    except (PplxError, OSError) as exc:
+        _fail(exc)
+        return
+    raise typer.Exit(code)

@@ -1,0 +1,347 @@
+"""The static site's writer: decode stored threads, build their pages, write what changed.
+
+Reads the archive's index and each thread's raw files, decodes them again through the render
+core (the Markdown files are never parsed), and writes ``<archive>/site/`` (or another
+folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-index.js``,
+``site.css``, ``site.js`` and ``manifest.json``.
+
+Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
+(raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
+the site format and the package version) and its listing row; ``data/<id>.json`` keeps its
+searchable text. A rebuild decodes only threads whose hash moved, removes pages of threads
+that left the archive, and rewrites the index pages and search index (files whose bytes did
+not change are not touched).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+import structlog
+
+from pplx_archiver import __version__
+from pplx_archiver.core.render import render_parts
+from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
+from pplx_archiver.shell.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.rerender import _mp_context, build_input, context_for, manifest_entries
+from pplx_archiver.shell.store import (
+    ASSETS_DIR,
+    INDEX_DIR,
+    RAW_BLOCKS,
+    RAW_ENTRIES,
+    THREAD_JSON,
+    Archive,
+)
+from pplx_archiver.site import pages
+from pplx_archiver.site.markup import pygments_css
+
+log = structlog.get_logger()
+
+SITE_DIR = "site"
+SITE_VERSION = "1"
+MANIFEST = "manifest.json"
+DATA_DIR = "data"
+_HASHED = (RAW_ENTRIES, RAW_BLOCKS, THREAD_JSON, f"{ASSETS_DIR}/manifest.json")
+_LINKED = (
+    ("conversation.md", "conversation.md"),
+    ("report.md", "report.md"),
+    ("sources.md", "sources.md"),
+    (THREAD_JSON, "thread.json"),
+    (RAW_ENTRIES, "raw entries"),
+    (RAW_BLOCKS, "raw blocks"),
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Job:
+    """One thread page to build (picklable: sent to a worker process)."""
+
+    uuid: str
+    account: str
+    folder: str
+    files_href: str
+    listing: Mapping[str, Any] | None
+    fallback: Mapping[str, Any]
+    digest: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Built:
+    """A worker's answer: the page, its listing row and searchable text, or an error."""
+
+    uuid: str
+    digest: str
+    html: bytes
+    meta: dict[str, Any]
+    search: tuple[tuple[int, str], ...]
+    error: str | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class SiteSummary:
+    """Counts of one site build."""
+
+    threads: int = 0
+    built: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    files_written: int = 0
+    site: str = ""
+
+    def as_event(self) -> dict[str, Any]:
+        """Fields of the ``RUN_SUMMARY`` event."""
+        return dataclasses.asdict(self)
+
+
+def default_dest(archive: Archive) -> Path:
+    """``<archive>/site``."""
+    return archive.out / SITE_DIR
+
+
+def check_dest(archive: Archive, dest: Path) -> Path:
+    """The resolved site folder; the archive root, its index or a thread folder are refused."""
+    resolved = dest.resolve()
+    out = archive.out.resolve()
+    if resolved == out or resolved.is_relative_to(out / INDEX_DIR):
+        raise ConfigError(f"--to {dest}: the site cannot be written over the archive itself")
+    if (resolved / RAW_ENTRIES).exists() or (resolved / INDEX_DIR / "archive.sqlite").exists():
+        raise ConfigError(f"--to {dest}: that folder holds archive data, not a site")
+    return resolved
+
+
+def _digest(folder: Path, job_fields: bytes) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{SITE_VERSION}/{__version__}".encode() + b"\0" + job_fields)
+    for name in _HASHED:
+        h.update(b"\0" + name.encode() + b"\0")
+        try:
+            h.update((folder / name).read_bytes())
+        except FileNotFoundError:
+            h.update(b"-")
+    return h.hexdigest()
+
+
+def _local_files(folder: Path, href: str) -> list[pages.LocalFile]:
+    files = [
+        pages.LocalFile(href + pages.href_of(name), label)
+        for name, label in _LINKED
+        if (folder / name).is_file()
+    ]
+    manifest = folder / ASSETS_DIR / "manifest.json"
+    if manifest.is_file():
+        try:
+            entries = manifest_entries(orjson.loads(manifest.read_bytes()))
+        except orjson.JSONDecodeError:
+            entries = []
+        for entry in entries:
+            rel = entry.get("path")
+            if not isinstance(rel, str) or not rel:
+                continue
+            parts = rel.split("/")
+            if parts[0] != ASSETS_DIR:
+                parts = [ASSETS_DIR, *parts]
+            try:
+                path = safe_join(folder, *parts)
+            except StoreError:
+                continue
+            if path.is_file():
+                name = str(entry.get("file_name") or path.name)
+                version = entry.get("version")
+                label = f"{name} (v{version})" if version else name
+                files.append(pages.LocalFile(href + pages.href_of("/".join(parts)), label))
+    return files
+
+
+def build_one(job: Job) -> Built:
+    """Decode one stored thread and build its page (runs in a worker)."""
+    page = f"{pages.THREADS_DIR}/{pages.page_id(job.uuid)}.html"
+    folder = Path(job.folder)
+    try:
+        inp, record = build_input(folder, job.uuid, job.listing)
+        parts = render_parts(inp, context_for(record, job.account, None))
+        built = pages.thread_page(parts, page=page, files=_local_files(folder, job.files_href))
+    except FileNotFoundError as exc:
+        return _failed(job, page, f"missing file: {exc.filename}")
+    except (PplxError, OSError) as exc:
+        return _failed(job, page, str(exc) if isinstance(exc, PayloadError) else f"{exc}")
+    return Built(job.uuid, job.digest, built.html, built.meta.as_json(), built.search)
+
+
+def _failed(job: Job, page: str, error: str) -> Built:
+    fb = job.fallback
+    meta = pages.ThreadMeta(
+        uuid=job.uuid,
+        page=page,
+        title=str(fb.get("title") or ""),
+        created=str(fb.get("created") or ""),
+        updated=str(fb.get("updated") or ""),
+        mode=str(fb.get("mode") or "search"),
+        space="",
+        space_id="",
+        turns=0,
+        interrupted=False,
+        variants=0,
+        degraded=True,
+    )
+    return Built(job.uuid, job.digest, pages.error_page(meta, error), meta.as_json(), (), error)
+
+
+def _build_chunk(jobs: Sequence[Job]) -> list[Built]:
+    return [build_one(j) for j in jobs]
+
+
+def build_all(jobs: Sequence[Job], workers: int) -> Iterator[Built]:
+    """Build every job, in processes when ``workers`` > 1; results in job order."""
+    if workers <= 1 or len(jobs) < 8:
+        for job in jobs:
+            yield build_one(job)
+        return
+    size = max(1, min(32, len(jobs) // (workers * 4) or 1))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
+        for batch in pool.map(_build_chunk, chunks):
+            yield from batch
+
+
+def _load_manifest(dest: Path) -> dict[str, Any]:
+    try:
+        data = orjson.loads((dest / MANIFEST).read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != SITE_VERSION:
+        return {}
+    threads = data.get("threads")
+    return threads if isinstance(threads, dict) else {}
+
+
+def _static(name: str) -> bytes:
+    return resources.files("pplx_archiver.site").joinpath("static", name).read_bytes()
+
+
+def _remove(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def build_site(
+    archive: Archive,
+    dest: Path | None = None,
+    *,
+    full: bool = False,
+    jobs: int = 1,
+    on_thread: Callable[[Built], None] | None = None,
+) -> SiteSummary:
+    """Build or update the site of ``archive`` in ``dest`` (see module docstring)."""
+    target = check_dest(archive, dest or default_dest(archive))
+    summary = SiteSummary(site=str(target))
+    threads_dir = target / pages.THREADS_DIR
+    old = {} if full else _load_manifest(target)
+    kept: dict[str, dict[str, Any]] = {}
+    todo: list[Job] = []
+    for row in archive.iter_threads("done"):
+        if not row.path:
+            continue
+        summary.threads += 1
+        folder = archive.folder(row.path)
+        href = Path(os.path.relpath(folder, threads_dir)).as_posix() + "/"
+        href = pages.href_of(href)
+        listing = dict(row.listing) if row.listing else None
+        fields = orjson.dumps([href, row.account, listing], option=orjson.OPT_SORT_KEYS)
+        digest = _digest(folder, fields)
+        prev = old.get(row.uuid)
+        page_id = pages.page_id(row.uuid)
+        if (
+            isinstance(prev, dict)
+            and prev.get("hash") == digest
+            and (threads_dir / f"{page_id}.html").is_file()
+            and (target / DATA_DIR / f"{page_id}.json").is_file()
+        ):
+            kept[row.uuid] = prev
+            summary.unchanged += 1
+            continue
+        fallback = {"title": row.title, "created": row.created, "mode": row.mode}
+        fallback["updated"] = row.last_updated
+        todo.append(Job(row.uuid, row.account, str(folder), href, listing, fallback, digest))
+    for built in build_all(todo, jobs):
+        page_id = pages.page_id(built.uuid)
+        summary.files_written += write_atomic(
+            threads_dir / f"{page_id}.html", built.html, durable=False
+        )
+        data = orjson.dumps({"search": built.search})
+        summary.files_written += write_atomic(
+            target / DATA_DIR / f"{page_id}.json", data, durable=False
+        )
+        kept[built.uuid] = {"hash": built.digest, "meta": built.meta}
+        if built.error is not None:
+            summary.failed += 1
+            kept[built.uuid]["hash"] = ""  # retried on the next build
+            log.error("SITE_THREAD_FAILED", thread_uuid=built.uuid, error=built.error)
+        else:
+            summary.built += 1
+        if on_thread is not None:
+            on_thread(built)
+    for uuid in sorted(set(old) - set(kept)):
+        page_id = pages.page_id(uuid)
+        removed = _remove(threads_dir / f"{page_id}.html")
+        removed = _remove(target / DATA_DIR / f"{page_id}.json") or removed
+        summary.removed += removed
+    summary.files_written += _write_indexes(target, kept)
+    log.info("RUN_SUMMARY", command="site", **summary.as_event())
+    return summary
+
+
+def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
+    """Index, space pages, search index, static files and the manifest; files written."""
+    metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
+    spaces: dict[str, str] = {}
+    members: dict[str, list[pages.ThreadMeta]] = {}
+    for meta in metas:
+        if meta.space_id:
+            spaces.setdefault(meta.space_id, meta.space)
+            members.setdefault(meta.space_id, []).append(meta)
+    written = 0
+    space_dir = target / pages.SPACES_DIR
+    for sid, title in spaces.items():
+        written += write_atomic(
+            space_dir / f"{sid}.html", pages.space_page(title, members[sid]), durable=False
+        )
+    if space_dir.is_dir():
+        for stale in space_dir.glob("*.html"):
+            if stale.stem not in spaces:
+                stale.unlink()
+    docs = []
+    for meta in metas:
+        try:
+            data = orjson.loads(
+                (target / DATA_DIR / f"{pages.page_id(meta.uuid)}.json").read_bytes()
+            )
+            turns = tuple((int(n), str(t)) for n, t in data.get("search", ()))
+        except (FileNotFoundError, orjson.JSONDecodeError, TypeError, ValueError):
+            turns = ()
+        docs.append((meta, turns))
+    css = _static("site.css") + b"\n/* code highlighting (Pygments) */\n" + pygments_css().encode()
+    files = {
+        "index.html": pages.index_page(metas, spaces),
+        pages.SEARCH_JS: pages.search_index(docs),
+        "site.css": css,
+        "site.js": _static("site.js"),
+    }
+    for name, data in files.items():
+        written += write_atomic(target / name, data, durable=False)
+    manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
+    written += write_atomic(
+        target / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS), durable=False
+    )
+    return written

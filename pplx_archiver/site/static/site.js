@@ -1,0 +1,176 @@
+// pplx-archiver static site: sorting, filtering, search and query highlighting.
+// Loaded from the site's own folder (the pages' Content-Security-Policy allows nothing else).
+"use strict";
+(function () {
+  var CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af";
+  var TOKEN = new RegExp("[" + CJK + "]+|[^\\s\\p{P}\\p{S}\\p{C}_" + CJK + "]+", "gu");
+  var CJK_RUN = new RegExp("^[" + CJK + "]+$", "u");
+
+  // Query terms, as the index builder splits text: words, and CJK runs as bigrams
+  // (a single CJK character stays a unigram).
+  function queryTerms(q) {
+    var out = [];
+    var runs = q.normalize("NFKC").toLowerCase().match(TOKEN) || [];
+    runs.forEach(function (run) {
+      if (CJK_RUN.test(run)) {
+        var chars = Array.from(run);
+        if (chars.length === 1) { out.push(run); return; }
+        for (var i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+      } else {
+        out.push(run);
+      }
+    });
+    return out;
+  }
+
+  function intersect(a, b) {
+    var out = [], i = 0, j = 0;
+    while (i < a.length && j < b.length) {
+      if (a[i] === b[j]) { out.push(a[i]); i++; j++; }
+      else if (a[i] < b[j]) i++; else j++;
+    }
+    return out;
+  }
+
+  var keys = null;
+
+  // Docs holding a term; a word of 3+ letters also matches the words it begins.
+  function postings(index, term) {
+    var exact = Object.prototype.hasOwnProperty.call(index.terms, term) ? index.terms[term] : [];
+    if (CJK_RUN.test(term) || term.length < 3) return exact;
+    keys = keys || Object.keys(index.terms);
+    var found = new Set(exact);
+    keys.forEach(function (key) {
+      if (key.length > term.length && key.lastIndexOf(term, 0) === 0) {
+        index.terms[key].forEach(function (d) { found.add(d); });
+      }
+    });
+    return Array.from(found).sort(function (a, b) { return a - b; });
+  }
+
+  function search(q) {
+    var index = window.PPLX_SEARCH;
+    var terms = queryTerms(q);
+    if (!index || !terms.length) return [];
+    var hits = null;
+    for (var k = 0; k < terms.length; k++) {
+      var posting = postings(index, terms[k]);
+      hits = hits === null ? posting.slice() : intersect(hits, posting);
+      if (!hits.length) break;
+    }
+    return (hits || []).slice(0, 200).map(function (d) { return index.docs[d]; });
+  }
+
+  function text(el, value) { el.textContent = value; return el; }
+
+  function setupSearch() {
+    var box = document.getElementById("search");
+    var list = document.getElementById("results");
+    if (!box || !list) return;
+    box.addEventListener("input", function () {
+      var q = box.value.trim();
+      list.replaceChildren();
+      list.hidden = !q;
+      if (!q) return;
+      var found = search(q);
+      if (!found.length) { list.appendChild(text(document.createElement("li"), "No match.")); return; }
+      found.forEach(function (doc) {
+        var li = document.createElement("li");
+        var a = document.createElement("a");
+        a.href = doc[0] + "?q=" + encodeURIComponent(q) + "#turn-" + doc[1];
+        a.className = "hit";
+        text(a, (doc[2] || "(untitled)") + " — turn " + doc[1]);
+        li.appendChild(a);
+        li.appendChild(text(document.createElement("div"), doc[3]));
+        list.appendChild(li);
+      });
+    });
+  }
+
+  function setupTable() {
+    var table = document.getElementById("threads");
+    if (!table) return;
+    var body = table.tBodies[0];
+    var rows = Array.from(body.rows);
+    var filter = document.getElementById("filter");
+    var mode = document.getElementById("mode");
+    var flag = document.getElementById("flag");
+    var count = document.getElementById("count");
+    function apply() {
+      var f = filter ? filter.value.trim().toLowerCase() : "";
+      var m = mode ? mode.value : "";
+      var g = flag ? flag.value : "";
+      var shown = 0;
+      rows.forEach(function (row) {
+        var ok = (!m || row.dataset.mode === m) &&
+          (!g || (" " + row.dataset.flags + " ").indexOf(" " + g + " ") >= 0) &&
+          (!f || row.textContent.toLowerCase().indexOf(f) >= 0);
+        row.hidden = !ok;
+        if (ok) shown++;
+      });
+      if (count) count.textContent = shown + " shown";
+    }
+    [filter, mode, flag].forEach(function (el) {
+      if (el) { el.addEventListener("input", apply); el.addEventListener("change", apply); }
+    });
+    Array.from(table.tHead.rows[0].cells).forEach(function (th, col) {
+      th.tabIndex = 0;
+      th.addEventListener("click", function () {
+        var asc = th.dataset.dir !== "asc";
+        Array.from(table.tHead.rows[0].cells).forEach(function (c) { delete c.dataset.dir; });
+        th.dataset.dir = asc ? "asc" : "desc";
+        rows.sort(function (a, b) {
+          var x = a.cells[col].dataset.sort || a.cells[col].textContent;
+          var y = b.cells[col].dataset.sort || b.cells[col].textContent;
+          return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+        });
+        rows.forEach(function (row) { body.appendChild(row); });
+      });
+    });
+    apply();
+  }
+
+  // Thread pages: mark the words of ?q= and open the folds holding them.
+  function highlight() {
+    var q = new URLSearchParams(location.search).get("q");
+    var main = document.querySelector("main");
+    if (!q || !main) return;
+    var words = (q.normalize("NFKC").match(TOKEN) || []).map(function (w) {
+      return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    });
+    if (!words.length) return;
+    var re = new RegExp(words.join("|"), "giu");
+    var walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    var first = null;
+    nodes.forEach(function (node) {
+      var value = node.nodeValue;
+      re.lastIndex = 0;
+      if (!re.test(value)) return;
+      re.lastIndex = 0;
+      var frag = document.createDocumentFragment(), last = 0, m;
+      while ((m = re.exec(value)) !== null) {
+        if (!m[0]) { re.lastIndex++; continue; }
+        frag.appendChild(document.createTextNode(value.slice(last, m.index)));
+        var mark = text(document.createElement("mark"), m[0]);
+        frag.appendChild(mark);
+        if (!first) first = mark;
+        last = m.index + m[0].length;
+      }
+      frag.appendChild(document.createTextNode(value.slice(last)));
+      node.parentNode.replaceChild(frag, node);
+    });
+    document.querySelectorAll("mark").forEach(function (mark) {
+      for (var el = mark.parentElement; el; el = el.parentElement) {
+        if (el.tagName === "DETAILS") el.open = true;
+      }
+    });
+    var target = location.hash ? document.getElementById(location.hash.slice(1)) : null;
+    (target || first || main).scrollIntoView();
+  }
+
+  setupSearch();
+  setupTable();
+  highlight();
+})();

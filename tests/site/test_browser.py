@@ -1,0 +1,225 @@
+"""The static site in a real browser: Debian's Chromium driven by Playwright, over file://.
+
+One archive and one browser for the module: ``sync --site`` harvests a small simulated
+account and builds its site, the site-test threads (English, Chinese, math, hostile) are
+added and the site is updated. Every request that is not a ``file://`` one is aborted and
+recorded; each test asserts there was none. Screenshots land in ``test-artifacts/site/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Dialog, Page, Route, sync_playwright
+from typer.testing import CliRunner
+
+from pplx_archiver.cli import _register, app
+from pplx_archiver.shell.store import Archive
+from pplx_archiver.sim.config import SimConfig
+from pplx_archiver.sim.runner import serve_in_thread
+from pplx_archiver.site.build import build_site
+from pplx_archiver.site.pages import page_id
+from tests.site.builders import THREADS, harvest, slug_of
+
+CHROMIUM = Path(os.environ.get("PPLX_TEST_CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "site"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SIM_THREADS = 10
+
+
+class Site:
+    """The built site, the sync run that built it, and what the browser saw."""
+
+    def __init__(self, root: Path, sync_code: int, sync_output: str, threads: int) -> None:
+        self.root = root
+        self.sync_code = sync_code
+        self.sync_output = sync_output
+        self.threads = threads
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+
+    def url(self, rel: str) -> str:
+        return (self.root / rel).as_uri()
+
+    def thread(self, key: int) -> str:
+        return self.url(f"threads/{page_id(slug_of(key))}.html")
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Site]:
+    """A small simulated archive plus the site-test threads, with its site built."""
+    with (
+        tempfile.TemporaryDirectory(prefix="pplx-site-") as tmp,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        for name in list(os.environ):
+            if name.startswith("PPLX_"):
+                mp.delenv(name)
+        mp.setenv("PPLX_CONFIG_DIR", str(Path(tmp) / "config"))
+        out = Path(tmp) / "archive"
+        _register()
+        with serve_in_thread(SimConfig(threads=SIM_THREADS, seed=3)) as sim:
+            args = ["sync", "--out", str(out), "--base-url", sim.base_url]
+            args += ["--session-token", sim.session_token, "--log-format", "json", "--site"]
+            args += ["--rate", "1000", "--burst", "200", "--asset-rate", "1000"]
+            result = CliRunner().invoke(app, args, catch_exceptions=False)
+        with Archive(out) as archive:
+            for spec in THREADS:
+                harvest(archive, spec)
+            build_site(archive)
+            threads = sum(1 for _ in archive.iter_threads("done"))
+        yield Site(out / "site", result.exit_code, result.output, threads)
+
+
+@pytest.fixture(scope="module")
+def browser(site: Site) -> Iterator[BrowserContext]:
+    """Chromium with a fresh profile; non-file requests aborted and recorded."""
+    assert CHROMIUM.is_file(), (
+        f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)"
+    )
+    with tempfile.TemporaryDirectory(prefix="pplx-chromium-") as profile, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS
+        )
+
+        def route(r: Route) -> None:
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                site.requests.append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser: BrowserContext, site: Site) -> Iterator[Page]:
+    """A fresh tab that records dialogs (and dismisses them)."""
+    tab = browser.new_page()
+
+    def on_dialog(dialog: Dialog) -> None:
+        site.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    tab.on("dialog", on_dialog)
+    yield tab
+    tab.close()
+
+
+def _clean(site: Site) -> None:
+    assert site.requests == []
+    assert site.dialogs == []
+
+
+def test_sync_site_built_the_site(site: Site) -> None:
+    """`sync --site` harvested the simulated account and wrote its site in the same run."""
+    assert site.sync_code == 0, site.sync_output
+    assert re.search(rf"site: {SIM_THREADS} threads, {SIM_THREADS} pages built", site.sync_output)
+
+
+def test_index_lists_threads_and_filters_by_mode(page: Page, site: Site) -> None:
+    """The index lists every thread; choosing a mode shows exactly that mode's rows."""
+    page.goto(site.url("index.html"))
+    rows = page.locator("#threads tbody tr")
+    assert rows.count() == site.threads == SIM_THREADS + len(THREADS)
+    assert page.locator("#count").text_content() == f"{site.threads} shown"
+    page.select_option("#mode", "study")
+    modes: list[Any] = page.eval_on_selector_all(
+        "#threads tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.mode)"
+    )
+    assert modes and set(modes) == {"study"}
+    assert page.locator("#count").text_content() == f"{len(modes)} shown"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.select_option("#mode", "")
+    page.screenshot(path=str(ARTIFACTS / "index.png"), full_page=False)
+    _clean(site)
+
+
+def test_search_english_and_chinese(page: Page, site: Site) -> None:
+    """English words (or their beginnings) and a 2-character Chinese query find their threads;
+    a hit deep-links to the turn with the query highlighted."""
+    page.goto(site.url("index.html"))
+    page.fill("#search", "Photosynthesis")
+    hits = page.locator("#results a.hit")
+    assert hits.count() == 1
+    assert hits.first.text_content() == "Photosynthesis basics — turn 1"
+    page.fill("#search", "chlorophyl photosynth")
+    assert page.locator("#results a.hit").count() == 1
+    page.fill("#search", "纠缠")
+    assert page.locator("#results a.hit").count() == 1
+    assert page.locator("#results a.hit").first.text_content() == "量子计算入门 — turn 1"
+    page.fill("#search", "量")
+    assert page.locator("#results a.hit").count() >= 1
+    page.fill("#search", "叠加")
+    page.locator("#results a.hit").first.click()
+    page.wait_for_url(re.compile(r".*\?q=.*#turn-1$"))
+    assert page.url.split("?")[0] == site.thread(2)
+    marks = page.locator("#turn-1 mark")
+    assert marks.count() >= 1 and marks.first.text_content() == "叠加"
+    _clean(site)
+
+
+def test_formula_renders_as_math(page: Page, site: Site) -> None:
+    """The quadratic formula is a MathML element laid out as a fraction (numerator above)."""
+    page.goto(site.thread(3))
+    block = page.locator('math[display="block"]')
+    assert block.count() == 1
+    box = block.bounding_box()
+    assert box is not None and box["width"] > 50 and box["height"] > 20
+    over, under = page.locator("math[display=block] mfrac > mrow").all()
+    top, bottom = over.bounding_box(), under.bounding_box()
+    assert top is not None and bottom is not None
+    assert top["y"] + top["height"] <= bottom["y"] + 1
+    assert page.locator("pre.highlight span.nb").first.text_content() == "print"
+    page.screenshot(path=str(ARTIFACTS / "thread-math.png"), full_page=True)
+    _clean(site)
+
+
+def test_hostile_payloads_stay_inert_and_visible(page: Page, site: Site) -> None:
+    """No hostile payload runs, fetches or hides anything: the text is shown as typed."""
+    page.goto(site.thread(4))
+    page.wait_for_load_state("load")
+    assert page.evaluate("document.scripts.length") == 1
+    assert page.evaluate("document.querySelectorAll('style, iframe, svg, img, object').length") == 0
+    handlers = page.evaluate(
+        "Array.from(document.querySelectorAll('*')).filter(e => "
+        "Array.from(e.attributes).some(a => a.name.startsWith('on'))).length"
+    )
+    assert handlers == 0
+    hrefs: list[Any] = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+    assert all(h.startswith(("file://", "https://")) for h in hrefs)
+    assert page.get_by_text("VISIBLE-AFTER-STYLE").is_visible()
+    assert page.get_by_text("<script>alert('script')</script>").is_visible()
+    heading = page.locator("h1").text_content()
+    assert heading == "<script>alert('title')</script><b>bold title</b>"
+    injected = page.evaluate(
+        "() => { const s = document.createElement('script'); s.textContent = 'window.ran = 1';"
+        " document.body.appendChild(s); return window.ran === 1; }"
+    )
+    assert injected is False  # the CSP refuses inline script, even one added at run time
+    page.locator("a.cite").first.click()
+    assert page.url.endswith("#turn-1-src-1")
+    page.screenshot(path=str(ARTIFACTS / "thread-hostile.png"), full_page=True)
+    page.goto(site.url("index.html"))
+    page.fill("#filter", "bold title")
+    assert page.locator("#threads tbody tr:not([hidden])").count() == 1
+    _clean(site)
