@@ -113,12 +113,14 @@ def _findings(events: list[tuple[str, dict[str, Any]]], thread_uuid: str) -> tup
 class _Renderer:
     """Holds the decoded thread and the state shared by the files of one rendering."""
 
-    def __init__(self, inp: ThreadInput, ctx: RenderContext) -> None:
+    def __init__(self, inp: ThreadInput, ctx: RenderContext, thread: Thread | None = None) -> None:
         self.inp = inp
         self.ctx = ctx
         self.lang = ctx.lang
         self.labels = labels.LABELS.get(self.lang, labels.LABELS[labels.DEFAULT_LANG])
-        self.thread = decode_thread(inp.plain_pages, inp.blocks_pages)
+        if thread is None:
+            thread = decode_thread(inp.plain_pages, inp.blocks_pages)
+        self.thread = thread
         thread = self.thread
         self.uuid = _thread_uuid(inp, thread)
         listing = inp.listing
@@ -398,10 +400,16 @@ class _Renderer:
         return rec
 
 
-def render_thread(inp: ThreadInput, ctx: RenderContext) -> RenderResult:
-    """Render every derived file of one thread; malformed input raises PayloadError only."""
+def render_thread(
+    inp: ThreadInput, ctx: RenderContext, *, thread: Thread | None = None
+) -> RenderResult:
+    """Render every derived file of one thread; malformed input raises PayloadError only.
+
+    ``thread`` is the thread already decoded from exactly ``inp``'s pages, when the caller
+    has it (:func:`~pplx_archiver.core.flow.thread_flow`); it is decoded here otherwise.
+    """
     try:
-        return _Renderer(inp, ctx).render()
+        return _Renderer(inp, ctx, thread).render()
     except PayloadError:
         raise
     except RecursionError:
