@@ -6,9 +6,9 @@ concurrency, redirects never followed), the account-wide
 :class:`~pplx_archiver.shell.retry.Retrier`. Every call goes concurrency window → limiter →
 request → seam → retry policy; a 503 shrinks the
 :class:`~pplx_archiver.shell.ratelimit.ConcurrencyWindow` to what the server took
-(``SERVER_BUSY``), so a server that limits requests in flight is not flooded with retries. ``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the
-browser-like headers of API.md §1.3 with a fresh ``x-request-id`` and, once known,
-``x-pplx-account``.
+(``SERVER_BUSY``), so a server that limits requests in flight is not flooded with retries.
+``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the browser-like
+headers of API.md §1.3 with a fresh ``x-request-id`` and, once known, ``x-pplx-account``.
 
 Cookies: httpx's cookie jar is disabled. The ``Cookie`` header is built from the session's
 cookies and attached only to requests for the API origin (scheme, host and port of the base
