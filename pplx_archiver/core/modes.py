@@ -131,7 +131,11 @@ def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> 
     search when no entry carries any ``display_model`` (uncertain). A malformed page raises
     PayloadError like every decode.
     """
-    thread = decode_thread(plain_pages, ())
+    return blocks_needed(decode_thread(plain_pages, ()), listing)
+
+
+def blocks_needed(thread: Thread, listing: ListingRow | None) -> bool:
+    """:func:`needs_blocks` of a thread already decoded from its plain pages."""
     decision = detect_mode(thread, listing)
     if decision.mode in NEEDS_BLOCKS:
         return True

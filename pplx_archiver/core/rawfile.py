@@ -66,6 +66,19 @@ def encode_raw_pages(pages: Sequence[tuple[Mapping[str, Any], bytes]]) -> bytes:
     return b'{"format":1,"pages":[\n' + b",\n".join(parts) + b"\n]}\n"
 
 
+def encode_checked_pages(pages: Sequence[tuple[Mapping[str, Any], bytes]]) -> bytes:
+    """:func:`encode_raw_pages` for bodies the caller has parsed already (not parsed again).
+
+    Only for bodies whose JSON value the caller holds (it came from parsing those very
+    bytes); the requests are checked as always.
+    """
+    parts: list[bytes] = []
+    for i, (request, body) in enumerate(pages):
+        req = _check_request(request, f"pages[{i}].request")
+        parts.append(b'{"request":' + req + b',"body":' + bytes(body) + b"}")
+    return b'{"format":1,"pages":[\n' + b",\n".join(parts) + b"\n]}\n"
+
+
 def decode_raw_pages(data: bytes, *, name: str = "raw_entries.json") -> tuple[RawPage, ...]:
     """Read a raw file back into pages with decoded bodies, naming the bad spot on error."""
     try:

@@ -140,12 +140,14 @@ class ThreadParts:
 class _Renderer:
     """Holds the decoded thread and the state shared by the files of one rendering."""
 
-    def __init__(self, inp: ThreadInput, ctx: RenderContext) -> None:
+    def __init__(self, inp: ThreadInput, ctx: RenderContext, thread: Thread | None = None) -> None:
         self.inp = inp
         self.ctx = ctx
         self.lang = ctx.lang
         self.labels = labels.LABELS.get(self.lang, labels.LABELS[labels.DEFAULT_LANG])
-        self.thread = decode_thread(inp.plain_pages, inp.blocks_pages)
+        if thread is None:
+            thread = decode_thread(inp.plain_pages, inp.blocks_pages)
+        self.thread = thread
         thread = self.thread
         self.uuid = _thread_uuid(inp, thread)
         listing = inp.listing
@@ -473,15 +475,23 @@ def _conclusion(payload: Payload) -> str:
     return workflow_answer(payload.workflow) or workflow_answer(payload.workflow, any_variant=True)
 
 
-def render_thread(inp: ThreadInput, ctx: RenderContext) -> RenderResult:
-    """Render every derived file of one thread; malformed input raises PayloadError only."""
-    return render_parts(inp, ctx).result
+def render_thread(
+    inp: ThreadInput, ctx: RenderContext, *, thread: Thread | None = None
+) -> RenderResult:
+    """Render every derived file of one thread; malformed input raises PayloadError only.
+
+    ``thread`` is the thread already decoded from exactly ``inp``'s pages, when the caller
+    has it (:func:`~pplx_archiver.core.flow.thread_flow`); it is decoded here otherwise.
+    """
+    return render_parts(inp, ctx, thread=thread).result
 
 
-def render_parts(inp: ThreadInput, ctx: RenderContext) -> ThreadParts:
+def render_parts(
+    inp: ThreadInput, ctx: RenderContext, *, thread: Thread | None = None
+) -> ThreadParts:
     """:func:`render_thread` plus the sections of each turn; errors as for render_thread."""
     try:
-        renderer = _Renderer(inp, ctx)
+        renderer = _Renderer(inp, ctx, thread)
         result = renderer.render()
         return ThreadParts(
             result=result,

@@ -34,6 +34,7 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import parse_qsl, urlsplit
 
 import anyio
@@ -47,6 +48,8 @@ EXPIRED_STATUSES = frozenset({400, 403, 410})
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 DEFAULT_CDN_RATE = 20.0
 DEFAULT_ATTEMPTS = 3
+# Bodies up to this size are gathered in memory and written in one worker-thread call.
+IN_MEMORY_MAX = 4 * 1024 * 1024
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -237,20 +240,55 @@ class CdnDownloader:
         raise AssetDownloadError(f"unexpected CDN answer (HTTP {status})", status=status)
 
     async def _stream_to(self, response: httpx.Response, part: Path) -> tuple[int, str]:
-        """Write the body to ``part`` (fsynced); abort as soon as it passes ``max_bytes``."""
+        """Write the body to ``part`` (fsynced); abort as soon as it passes ``max_bytes``.
+
+        A body of up to ``IN_MEMORY_MAX`` bytes is gathered in memory and written, fsynced
+        and closed in one worker-thread call (a thread hop per chunk cost more CPU than the
+        download itself); a larger one is streamed to the file chunk by chunk.
+        """
         digest = hashlib.sha256()
         size = 0
-        part.parent.mkdir(parents=True, exist_ok=True)
-        async with await anyio.open_file(part, "wb") as fh:
+        held: list[bytes] = []
+        fh: BinaryIO | None = None
+        try:
             async for chunk in response.aiter_bytes():
                 size += len(chunk)
                 if size > self.max_bytes:
                     raise AssetTooLargeError(self.max_bytes, size)
                 digest.update(chunk)
-                await fh.write(chunk)
-            await fh.flush()
-            await anyio.to_thread.run_sync(os.fsync, fh.wrapped.fileno())
+                if fh is not None:
+                    await anyio.to_thread.run_sync(fh.write, chunk)
+                    continue
+                held.append(chunk)
+                if size > IN_MEMORY_MAX:
+                    fh = await anyio.to_thread.run_sync(_open_part, part, b"".join(held))
+                    held = []
+            if fh is None:
+                await anyio.to_thread.run_sync(_write_part, part, b"".join(held))
+            else:
+                await anyio.to_thread.run_sync(_sync_close, fh)
+                fh = None
+        finally:
+            if fh is not None:
+                fh.close()
         return size, digest.hexdigest()
+
+
+def _open_part(part: Path, head: bytes) -> BinaryIO:
+    part.parent.mkdir(parents=True, exist_ok=True)
+    fh = part.open("wb")
+    fh.write(head)
+    return fh
+
+
+def _sync_close(fh: BinaryIO) -> None:
+    fh.flush()
+    os.fsync(fh.fileno())
+    fh.close()
+
+
+def _write_part(part: Path, data: bytes) -> None:
+    _sync_close(_open_part(part, data))
 
 
 def _content_length(response: httpx.Response) -> int | None:

@@ -10,6 +10,7 @@ file's mtime tells when its content last changed. :data:`TEMP_PATTERN` matches t
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import secrets
@@ -114,6 +115,14 @@ def _syncfs() -> Any:
 _SYNCFS: Any = False
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved_root(root: Path) -> Path:
+    """``root.resolve()``, remembered: a run joins thousands of files under the same roots
+    and the archiver never turns a folder of its own into a symlink (each resolve is one
+    ``lstat`` per path component). The joined path itself is resolved every time."""
+    return root.resolve()
+
+
 def safe_join(root: Path, *parts: str) -> Path:
     """``root / parts…``, refusing absolute parts, ``..``, NUL bytes and anything outside root."""
     for part in parts:
@@ -125,7 +134,7 @@ def safe_join(root: Path, *parts: str) -> Path:
         if re.match(r"^[A-Za-z]:", part):
             raise StoreError(f"refusing path part {part!r}: drive-qualified")
     candidate = root.joinpath(*parts)
-    base = root.resolve()
+    base = _resolved_root(root) if root.is_absolute() else root.resolve()
     resolved = candidate.resolve()
     if resolved != base and not resolved.is_relative_to(base):
         raise StoreError(f"refusing path {candidate}: it resolves outside {root}")

@@ -3,10 +3,12 @@
 :class:`ApiClient` owns one :class:`httpx.AsyncClient` per run (pool sized to the run's
 concurrency, redirects never followed), the account-wide
 :class:`~pplx_archiver.shell.ratelimit.RateLimiter` and the
-:class:`~pplx_archiver.shell.retry.Retrier`. Every call goes limiter → request → seam →
-retry policy. ``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the
-browser-like headers of API.md §1.3 with a fresh ``x-request-id`` and, once known,
-``x-pplx-account``.
+:class:`~pplx_archiver.shell.retry.Retrier`. Every call goes concurrency window → limiter →
+request → seam → retry policy; a 503 shrinks the
+:class:`~pplx_archiver.shell.ratelimit.ConcurrencyWindow` to what the server took
+(``SERVER_BUSY``), so a server that limits requests in flight is not flooded with retries.
+``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the browser-like
+headers of API.md §1.3 with a fresh ``x-request-id`` and, once known, ``x-pplx-account``.
 
 Cookies: httpx's cookie jar is disabled. The ``Cookie`` header is built from the session's
 cookies and attached only to requests for the API origin (scheme, host and port of the base
@@ -50,7 +52,13 @@ from pplx_archiver.errors import (
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.cookies import LAST_ACTIVE_COOKIE, cookie_header, is_session_cookie
-from pplx_archiver.shell.ratelimit import Clock, LimiterSnapshot, RateLimiter, Sleep
+from pplx_archiver.shell.ratelimit import (
+    Clock,
+    ConcurrencyWindow,
+    LimiterSnapshot,
+    RateLimiter,
+    Sleep,
+)
 from pplx_archiver.shell.retry import Retrier, RetryPolicy
 
 API_VERSION = "2.18"
@@ -60,6 +68,8 @@ USER_AGENT = (
     "(KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"
 )
 SESSION_COOKIE_ROTATED = "SESSION_COOKIE_ROTATED"
+# A 503 made the concurrency window shrink (fields: path, concurrency, was).
+SERVER_BUSY = "SERVER_BUSY"
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]]
 CookieCallback = Callable[[Mapping[str, str]], None]
@@ -297,6 +307,7 @@ class ApiClient:
         self.limiter = limiter or RateLimiter(
             settings.rate, settings.burst, clock=clock, sleep=sleep
         )
+        self.window = ConcurrencyWindow(settings.concurrency)
         self.retrier = Retrier(
             RetryPolicy.from_settings(settings), self.limiter, sleep=sleep, rand=rand
         )
@@ -398,8 +409,21 @@ class ApiClient:
         label = kind or request_kind(path)
 
         async def attempt() -> tuple[Any, bytes]:
-            await self.limiter.acquire()
-            return await self._send_once(method, path, params, json, label)
+            await self.window.acquire()
+            try:
+                await self.limiter.acquire()
+                answer = await self._send_once(method, path, params, json, label)
+            except TransientError as exc:
+                if exc.status == 503:
+                    before = self.window.limit
+                    limit = self.window.on_overload()
+                    if limit != before:
+                        self._log.info(SERVER_BUSY, path=path, concurrency=limit, was=before)
+                raise
+            finally:
+                self.window.release()
+            self.window.on_success()
+            return answer
 
         return await self.retrier.call(attempt, path=path, auth_fatal=auth_fatal)
 

@@ -1,7 +1,8 @@
 """One thread end to end: fetch its pages, decide on blocks, fetch assets, render, return.
 
-The paging rules are the core's (:mod:`pplx_archiver.core.paginate`); this module only makes
-the requests the generator asks for and keeps each body's bytes verbatim for the raw files.
+Every decision is the core's (:func:`~pplx_archiver.core.flow.thread_flow`: paging, whether
+the schematized pages are needed, which assets exist, the rendering); this module only makes
+the requests the flow asks for and hands back each body's parsed value and bytes.
 Assets (issue 8): when the run installed an
 :class:`~pplx_archiver.shell.assets.AssetSession` (or one is passed), the asset versions the
 core finds are resolved in the same pass — downloaded into staging, reused, or written from
@@ -18,14 +19,9 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
-import orjson
-
-from pplx_archiver.core.assets import extract_assets
-from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult, ThreadInput
-from pplx_archiver.core.paginate import BLOCKS, PLAIN, PagingRecord, thread_pages
-from pplx_archiver.core.rawfile import encode_raw_pages
-from pplx_archiver.core.render import needs_blocks, render_thread
-from pplx_archiver.core.scrub import scrub_signed_urls
+from pplx_archiver.core.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
+from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult
+from pplx_archiver.core.paginate import PagingRecord
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.shell.assets import AssetOutcome, AssetSession, current_session
 
@@ -44,14 +40,12 @@ class FetchedPages:
 
     ``raw_file`` and ``pages`` hold the bodies with signed-URL credentials masked
     (:func:`~pplx_archiver.core.scrub.scrub_signed_urls`): that is what is archived and
-    rendered, online and offline alike. ``live_pages`` are the bodies as received, used only
-    to download the assets while their signed URLs are valid.
+    rendered, online and offline alike.
     """
 
     pages: tuple[RawPage, ...]
     raw_file: bytes
     record: PagingRecord
-    live_pages: tuple[RawPage, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,26 +78,10 @@ class FetchedThread:
         return self.assets.complete if self.assets is not None else True
 
 
-async def fetch_pages(api: JsonApi, thread_id: str, flavour: str, *, limit: int) -> FetchedPages:
-    """Fetch every page of a thread in one flavour by following cursors."""
-    gen = thread_pages(thread_id, flavour, limit=limit)
-    request = next(gen)
-    raw: list[tuple[dict[str, Any], bytes]] = []
-    pages: list[RawPage] = []
-    live: list[RawPage] = []
-    try:
-        while True:
-            decoded, body = await api.get_json(request.path, request.params)
-            record = request.as_record()
-            clean = scrub_signed_urls(body)
-            raw.append((record, clean))
-            live.append(RawPage(request=record, body=decoded))
-            stored = decoded if clean is body else orjson.loads(clean)
-            pages.append(RawPage(request=record, body=stored))
-            request = gen.send(decoded)
-    except StopIteration as stop:
-        paging: PagingRecord = stop.value
-    return FetchedPages(tuple(pages), encode_raw_pages(raw), paging, tuple(live))
+def _fetched(plan: FlavourPlan | None) -> FetchedPages | None:
+    if plan is None:
+        return None
+    return FetchedPages(plan.pages, plan.raw_file, plan.record)
 
 
 async def fetch_thread(
@@ -114,34 +92,31 @@ async def fetch_thread(
     page_limit: int,
     assets: AssetSession | None = None,
 ) -> FetchedThread:
-    """Fetch plain pages, the schematized pages when the core needs them, the assets, render.
+    """Drive the core's :func:`~pplx_archiver.core.flow.thread_flow` for one thread.
 
-    ``assets`` defaults to the session the running command installed
+    The flow asks for pages (fetched here, answered with the parsed value and the body
+    bytes) and for asset versions (resolved by the asset session into staging); it returns
+    the plan. ``assets`` defaults to the session the running command installed
     (:func:`~pplx_archiver.shell.assets.use_session`); without one, assets are left alone.
     """
-    plain = await fetch_pages(api, row.thread_id, PLAIN, limit=page_limit)
-    blocks: FetchedPages | None = None
-    if needs_blocks(plain.pages, row):
-        blocks = await fetch_pages(api, row.thread_id, BLOCKS, limit=page_limit)
-    inp = ThreadInput(
-        thread_id=row.thread_id,
-        plain_pages=plain.pages,
-        blocks_pages=blocks.pages if blocks else (),
-        listing=row,
-    )
     session = assets if assets is not None else current_session()
+    flow = thread_flow(row, ctx, page_limit=page_limit, assets=session is not None)
     outcome: AssetOutcome | None = None
-    if session is not None:
-        live = dataclasses.replace(
-            inp,
-            plain_pages=plain.live_pages or plain.pages,
-            blocks_pages=(blocks.live_pages or blocks.pages) if blocks else (),
-        )
-        refs = extract_assets(live)
-        if refs:
-            outcome = await session.collect(row.thread_id, refs)
-            inp = dataclasses.replace(inp, downloads=outcome.reports)
-    return FetchedThread(row, plain, blocks, render_thread(inp, ctx), outcome)
+    answer: Any = None
+    try:
+        while True:
+            need = flow.send(answer)
+            if isinstance(need, PageNeed):
+                answer = await api.get_json(need.request.path, need.request.params)
+            else:
+                assert session is not None  # the flow asks for assets only when enabled
+                outcome = await session.collect(row.thread_id, need.refs)
+                answer = outcome.reports
+    except StopIteration as stop:
+        plan: ThreadPlan = stop.value
+    plain = _fetched(plan.plain)
+    assert plain is not None
+    return FetchedThread(row, plain, _fetched(plan.blocks), plan.result, outcome)
 
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{2,199}$")

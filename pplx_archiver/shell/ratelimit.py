@@ -13,11 +13,21 @@ rate it came at are an eighth as large (the server's limit is about there: probi
 avoids a throttle every few seconds). The clock and the sleep are injected,
 so tests drive the limiter in zero time and assert exact waits.
 
+A 429 is answered by :meth:`RateLimiter.on_rate_limited` instead (issue 14): it does not
+pause everyone. The limiter *learns* the server's limit from the successes it saw in the last
+``learn_window`` seconds — the rate the server actually granted — and continues just below
+it; the refused request alone waits its ``Retry-After``. One cut per episode; above the learnt
+limit the rate is raised only a small step per ``success_window × SLOW_STEPS`` successes, so
+probing costs a 429 now and then, not every few seconds. Only when 429s keep coming with no
+success in between (``PAUSE_AFTER`` in a row) does it fall back to pausing every worker.
+Without ``Retry-After`` the refused request backs off ``backoff_initial × 2^(n-1)``.
+
 A second instance can serve another budget (CDN asset downloads) with its own numbers.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import time
@@ -32,6 +42,10 @@ Clock = Callable[[], float]
 NEAR_LIMIT = 0.9
 SLOW_STEPS = 8
 Sleep = Callable[[float], Awaitable[None]]
+# A 429 sets the rate to LEARN_MARGIN × the rate the server granted recently; PAUSE_AFTER
+# 429s in a row without a success pause every worker like a challenge does.
+LEARN_MARGIN = 0.95
+PAUSE_AFTER = 8
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -60,6 +74,7 @@ class RateLimiter:
         decrease: float = 0.5,
         increase: float | None = None,
         success_window: int = 20,
+        learn_window: float = 5.0,
         backoff_initial: float = 5.0,
         backoff_max: float = 120.0,
         clock: Clock = time.monotonic,
@@ -93,6 +108,12 @@ class RateLimiter:
         self._pauses = 0
         self._paused_seconds = 0.0
         self._raises = 0
+        self._learn_window = learn_window
+        self._granted: collections.deque[float] = collections.deque()
+        self._learnt: float | None = None  # the server's limit as learnt from a 429
+        self._episode_until = float("-inf")
+        self._refused_in_row = 0
+        self._slow_streak = 0
 
     @property
     def rate(self) -> float:
@@ -150,10 +171,31 @@ class RateLimiter:
         """
         return min(0.01, max(1e-9, 4.0 * math.ulp(now) * self._rate))
 
+    @property
+    def learnt(self) -> float | None:
+        """The server's limit as learnt from the last 429 episode (None before any)."""
+        return self._learnt
+
     def on_success(self) -> None:
         """Count a success; after a run of them, raise the rate additively up to the ceiling."""
         self._throttles_in_row = 0
+        self._refused_in_row = 0
+        now = self._clock()
+        granted = self._granted
+        granted.append(now)
+        while granted and granted[0] < now - self._learn_window:
+            granted.popleft()
         self._streak += 1
+        if self._learnt is not None and self._rate >= self._learnt:
+            # At or above the learnt limit: probe upwards a small step per long run.
+            self._slow_streak += 1
+            self._streak = 0
+            if self._slow_streak >= self._success_window * SLOW_STEPS:
+                self._refill(now)
+                self._rate = min(self._ceiling, self._rate + self._increase / SLOW_STEPS)
+                self._raises += 1
+                self._slow_streak = 0
+            return
         if self._streak >= self._success_window and self._rate < self._ceiling:
             self._refill(self._clock())
             step = self._increase
@@ -200,3 +242,126 @@ class RateLimiter:
             self._tokens = 1.0
             self._last = until
         return self._paused_until - now
+
+    def granted_rate(self) -> float | None:
+        """Successes per second over the learning window (None with too few to tell)."""
+        now = self._clock()
+        granted = self._granted
+        while granted and granted[0] < now - self._learn_window:
+            granted.popleft()
+        if len(granted) < self._success_window:
+            return None
+        span = max(now - granted[0], 1.0 / self._rate)
+        return (len(granted) - 1) / span if span > 0 else None
+
+    def on_rate_limited(self, retry_after: float | None = None) -> float:
+        """React to a 429 without pausing everyone; returns how long the refused request waits.
+
+        The first 429 of an episode sets the rate just below what the server granted over the
+        learning window (or cuts it by ``decrease`` when too few successes were seen) and
+        empties the bucket; the 429s of requests already in flight add nothing. The refused
+        request waits ``retry_after`` when the server gave it, else a backoff that doubles with
+        each 429 in a row (``backoff_initial`` … ``backoff_max``). After
+        ``PAUSE_AFTER`` 429s with no success between, this becomes :meth:`on_throttle`.
+        """
+        now = self._clock()
+        self._refill(now)
+        self._throttles += 1
+        self._refused_in_row += 1
+        self._streak = 0
+        self._slow_streak = 0
+        if self._refused_in_row >= PAUSE_AFTER:
+            self._refused_in_row = 0
+            self._throttles -= 1  # counted again by on_throttle
+            return self.on_throttle(retry_after)
+        if now >= self._episode_until:
+            granted = self.granted_rate()
+            if granted is not None:
+                target = min(self._rate, granted) * LEARN_MARGIN
+            else:
+                target = self._rate * self._decrease
+            self._throttled_at = self._rate
+            self._rate = max(self._floor, min(self._ceiling, target))
+            self._learnt = self._rate
+            self._tokens = 0.0
+            self._last = now
+            self._episode_until = now + max(1.0, 2.0 / self._rate)
+        if retry_after is not None and retry_after >= 0:
+            return float(retry_after)
+        return float(
+            min(self._backoff_max, self._backoff_initial * 2 ** (self._refused_in_row - 1))
+        )
+
+
+class ConcurrencyWindow:
+    """How many API requests may be in flight at once, learnt from the server's 503s.
+
+    A server that limits concurrency (not rate) refuses what comes beyond its limit with
+    503. :meth:`on_overload` sets the window to the requests that were in flight besides the
+    refused one (what the server did take), once per episode; after ``limit ×
+    success_window`` successes in a row the window grows by one (probing whether the server
+    takes more), never above the configured concurrency. At the configured size it costs a
+    counter: nothing waits.
+    """
+
+    def __init__(self, limit: int, *, success_window: int = 20) -> None:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        self._max = limit
+        self._limit = limit
+        self._success_window = success_window
+        self._in_flight = 0
+        self._streak = 0
+        self._overloads = 0
+        self._changed: anyio.Event | None = None
+        self._episode_open = False
+
+    @property
+    def limit(self) -> int:
+        """Requests allowed in flight now."""
+        return self._limit
+
+    @property
+    def overloads(self) -> int:
+        """503 answers reported so far."""
+        return self._overloads
+
+    async def acquire(self) -> None:
+        """Wait for a free place in the window, then take it."""
+        while self._in_flight >= self._limit:
+            if self._changed is None:
+                self._changed = anyio.Event()
+            await self._changed.wait()
+        self._in_flight += 1
+
+    def release(self) -> None:
+        """Give the place back (every request that acquired one, however it ended)."""
+        self._in_flight -= 1
+        self.release_waiters()
+
+    def on_success(self) -> None:
+        """Count an answered request; a long run of them widens the window by one."""
+        self._episode_open = False
+        if self._limit >= self._max:
+            return
+        self._streak += 1
+        if self._streak >= self._limit * self._success_window:
+            self._streak = 0
+            self._limit += 1
+            self.release_waiters()
+
+    def on_overload(self) -> int:
+        """The server refused with 503: shrink to what it took; returns the new window."""
+        self._overloads += 1
+        self._streak = 0
+        if not self._episode_open:
+            # In flight now: this request and the others the server took (or is refusing).
+            self._limit = max(1, min(self._limit, self._in_flight - 1))
+            self._episode_open = True
+        return self._limit
+
+    def release_waiters(self) -> None:
+        """Wake every waiter to check the window again."""
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None

@@ -7,10 +7,11 @@ a few times only, :class:`~pplx_archiver.errors.NotFoundError` (new threads 404 
 Everything else (terminal thread states, API 403s, other 4xx) is raised at once.
 
 How long to wait: jittered exponential backoff (``backoff_initial × 2^(n-1)`` plus up to
-``jitter`` seconds, capped at ``backoff_max``) for transient errors; for 429 and challenges
-the wait is the account-wide pause set on the :class:`~pplx_archiver.shell.ratelimit.RateLimiter`
-(``Retry-After`` when the server sent it, else the limiter's or the challenge backoff), so
-the retry resumes exactly when every other worker does. Attempts are bounded by
+``jitter`` seconds, capped at ``backoff_max``) for transient errors; for a 429 the refused
+request waits its own ``Retry-After`` (or the limiter's growing backoff) while the
+:class:`~pplx_archiver.shell.ratelimit.RateLimiter` slows every worker to the limit it learnt;
+for a challenge the wait is the account-wide pause set on the limiter (the challenge backoff),
+so the retry resumes exactly when every other worker does. Attempts are bounded by
 ``max_attempts`` and the total waiting by ``max_retry_seconds``.
 
 Run-level stops: the ``max_challenges``-th challenge of the run raises
@@ -147,6 +148,7 @@ class Retrier:
         self.rate_limited = 0
         self.challenges = 0
         self.auth_failures_in_row = 0
+        self._waits: dict[int, float] = {}  # id(429 error) → the wait on_rate_limited gave
 
     async def call(
         self, fn: Callable[[], Awaitable[T]], *, path: str, auth_fatal: bool = False
@@ -168,7 +170,8 @@ class Retrier:
             result = await fn()
         except RateLimitedError as exc:
             self.rate_limited += 1
-            pause = self.limiter.on_throttle(exc.retry_after)
+            pause = self.limiter.on_rate_limited(exc.retry_after)
+            self._waits[id(exc)] = pause
             self._log.warning(
                 RATE_LIMITED,
                 path=path,
@@ -215,7 +218,10 @@ class Retrier:
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, RateLimitedError | ChallengeError):
+        if isinstance(exc, RateLimitedError):
+            # This request waits its own Retry-After (or a pause every worker is in).
+            return max(self._waits.pop(id(exc), 0.0), self.limiter.pause_remaining())
+        if isinstance(exc, ChallengeError):
             return self.limiter.pause_remaining()
         return self.policy.backoff(state.attempt_number, self._rand())
 

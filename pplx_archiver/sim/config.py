@@ -50,6 +50,8 @@ class SimConfig:
       ``challenge_windows`` ((first request number, count), …) answering the Cloudflare HTML
       403; ``challenge_after_429s`` > 0 opens a challenge window of ``challenge_duration_s``
       once that many 429s fell within ``challenge_window_s`` seconds;
+      ``max_in_flight`` > 0 limits concurrency instead of rate: an API request arriving while
+      that many are being answered gets 503 at once (the CDN route is not limited);
       ``transient_404`` number of first detail requests answering 404 for threads added by
       ``/__sim/mutate``; ``asset_url_ttl_s`` lifetime of signed CDN URLs; ``cache_size``
       number of serialized thread-detail pages kept in the server's LRU.
@@ -94,6 +96,7 @@ class SimConfig:
     challenge_after_429s: int = 0
     challenge_window_s: float = 10.0
     challenge_duration_s: float = 5.0
+    max_in_flight: int = 0
     transient_404: int = 0
     asset_url_ttl_s: int = 900
     cache_size: int = 512
@@ -119,6 +122,8 @@ class SimConfig:
             value = getattr(self, rate_name)
             if not 0.0 <= value <= 1.0:
                 problems.append(f"{rate_name} must be within [0, 1], got {value}")
+        if self.max_in_flight < 0:
+            problems.append(f"max_in_flight must be >= 0, got {self.max_in_flight}")
         if self.shared_space_threads < 0:
             problems.append(f"shared_space_threads must be >= 0, got {self.shared_space_threads}")
         if problems:

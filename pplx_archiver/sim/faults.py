@@ -3,7 +3,8 @@
 :class:`FaultMiddleware` wraps the simulator's ASGI app. Every request outside ``/__sim/``
 is numbered; its latency jitter and its fault draw come from ``random.Random`` seeded by
 ``fault_seed`` and that number, so a sequential client sees the same faults on every run.
-Order per request: latency → challenge window → token bucket (429) → fault → app.
+Order per request: concurrency limit (503 at once beyond ``max_in_flight``) → latency →
+challenge window → token bucket (429) → fault → app.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Stats:
         self.statuses: collections.Counter[str] = collections.Counter()
         self.rate_limited = 0
         self.challenges = 0
+        self.busy = 0  # 503s of the concurrency limit (max_in_flight)
         self.faults: collections.Counter[str] = collections.Counter()
         self.in_flight = 0
         self.peak_concurrency = 0
@@ -85,6 +87,7 @@ class Stats:
             "statuses": dict(self.statuses),
             "rate_limited": self.rate_limited,
             "challenges": self.challenges,
+            "busy_503": self.busy,
             "faults": dict(self.faults),
             "in_flight": self.in_flight,
             "peak_concurrency": self.peak_concurrency,
@@ -140,6 +143,7 @@ class FaultMiddleware:
         self.bucket = TokenBucket(config.rate, config.burst, clock) if config.rate > 0 else None
         self.recent_429: collections.deque[float] = collections.deque()
         self.challenge_until = -math.inf
+        self.api_in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -159,8 +163,21 @@ class FaultMiddleware:
                 stats.statuses[str(message["status"])] += 1
             await send(message)
 
+        limit = self.config.max_in_flight
+        counted = limit > 0 and not path.startswith("/__cdn/")
         try:
-            await self._handle(scope, receive, counting_send)
+            if counted and self.api_in_flight >= limit:
+                stats.busy += 1
+                body = b"<html><body><h1>503</h1>too many requests in flight</body></html>"
+                await _send_simple(counting_send, 503, body, [(b"content-type", b"text/html")])
+                return
+            if counted:
+                self.api_in_flight += 1
+            try:
+                await self._handle(scope, receive, counting_send)
+            finally:
+                if counted:
+                    self.api_in_flight -= 1
         finally:
             stats.in_flight -= 1
 

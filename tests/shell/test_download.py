@@ -150,3 +150,28 @@ def test_url_expiry_parameters() -> None:
     assert not url_expired(amz, 1767225600 + 899)
     assert not url_expired("https://c/x.md", 1e12)
     assert url_path(CDN) == "/files/report.md"
+
+
+async def test_a_body_past_the_memory_bound_is_streamed_to_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past IN_MEMORY_MAX the chunks go to the part file one by one; the result is the same."""
+    from pplx_archiver.shell import download
+
+    monkeypatch.setattr(download, "IN_MEMORY_MAX", 10)
+    chunks = [bytes([65 + i]) * 7 for i in range(6)]
+    body = b"".join(chunks)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=_Chunks(chunks))
+
+    async with _downloader(httpx.MockTransport(handler)) as cdn:
+        got = await cdn.download(CDN, tmp_path / "big.bin")
+    assert got.path.read_bytes() == body and got.size == 42
+    assert got.sha256 == hashlib.sha256(body).hexdigest()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]
+
+    async with _downloader(httpx.MockTransport(handler), max_bytes=30) as cdn:
+        with pytest.raises(AssetTooLargeError):
+            await cdn.download(CDN, tmp_path / "huge.bin")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]  # no part file left

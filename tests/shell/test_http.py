@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
+import importlib.abc
+import sys
 
 import httpx
 import pytest
@@ -368,3 +371,30 @@ async def test_curl_transport_adapts_requests_and_errors() -> None:
     with pytest.raises(httpx.ConnectError):
         await transport.handle_async_request(request)
     await transport.aclose()
+
+
+class _RecordingFinder(importlib.abc.MetaPathFinder):
+    """Records every module name the import system is asked to find."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        self.asked.append(fullname)
+
+
+def test_event_loop_detection_needs_no_import_search() -> None:
+    """httpcore tells asyncio apart without a failed import per request (sniffio installed)."""
+    from httpcore import _synchronization
+
+    finder = _RecordingFinder()
+
+    async def detect() -> str:
+        sys.meta_path.insert(0, finder)
+        try:
+            return _synchronization.current_async_library()
+        finally:
+            sys.meta_path.remove(finder)
+
+    assert asyncio.run(detect()) == "asyncio"
+    assert finder.asked == []

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import anyio
 import pytest
 
-from pplx_archiver.shell.ratelimit import RateLimiter
+from pplx_archiver.shell.ratelimit import ConcurrencyWindow, RateLimiter
 from tests.shell.fake_time import StepTime, VirtualTime
 
 
@@ -180,3 +181,79 @@ async def test_recovery_slows_near_a_throttle_below_the_ceiling() -> None:
         lim.on_success()
         rates.append(lim.rate)
     assert rates == [32.0, 40.0, 41.0, 42.0]
+
+
+class _ServerBucket:
+    """A server's own token bucket: `rate` per second, `burst` saved up."""
+
+    def __init__(self, t: StepTime, rate: float, burst: float) -> None:
+        self.t, self.rate, self.burst = t, rate, burst
+        self.tokens, self.last = burst, t.now
+
+    def take(self) -> bool:
+        self.tokens = min(self.burst, self.tokens + (self.t.now - self.last) * self.rate)
+        self.last = self.t.now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+async def test_429_learns_the_server_limit_without_pausing_everyone() -> None:
+    """Against a 40/s server the limiter at 80/s settles near 40/s, with few 429s, no pause."""
+    t = StepTime()
+    lim = _limiter(t, rate=80.0, burst=20, increase=8.0)
+    server = _ServerBucket(t, rate=40.0, burst=20)
+    start = t.now
+    granted = refused = 0
+    while t.now - start < 120.0:
+        await lim.acquire()
+        if server.take():
+            granted += 1
+            lim.on_success()
+        else:
+            refused += 1
+            # The refused request waits its Retry-After on its own; the others go on.
+            assert lim.on_rate_limited(1.0) == 1.0
+    snap = lim.snapshot()
+    assert snap.pauses == 0 and snap.paused_seconds == 0.0
+    assert granted / (t.now - start) >= 0.9 * 40.0
+    assert refused / (granted + refused) <= 0.02
+    assert lim.learnt is not None and 30.0 <= lim.learnt <= 42.0
+
+
+async def test_429s_in_a_row_without_success_pause_everyone() -> None:
+    """A server that refuses everything gets a shared pause after PAUSE_AFTER 429s in a row."""
+    t = StepTime()
+    lim = _limiter(t, rate=10.0, burst=1)
+    waits = [lim.on_rate_limited(None) for _ in range(7)]
+    assert waits[:3] == [5.0, 10.0, 20.0] and lim.snapshot().pauses == 0
+    assert lim.rate == 5.0  # one cut for the episode (no successes seen to learn from)
+    pause = lim.on_rate_limited(3.0)
+    assert pause == 3.0 and lim.pause_remaining() == 3.0 and lim.snapshot().pauses == 1
+
+
+async def test_window_shrinks_to_what_the_server_took_and_grows_back() -> None:
+    """A 503 with 7 in flight leaves 6 places; one frees a place; successes widen it again."""
+    win = ConcurrencyWindow(16, success_window=2)
+    for _ in range(7):
+        await win.acquire()
+    assert win.on_overload() == 6
+    assert win.on_overload() == 6  # the same episode: no second cut
+    win.release()  # the refused request
+    entered: list[int] = []
+
+    async def one_more() -> None:
+        await win.acquire()
+        entered.append(1)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one_more)
+        await anyio.sleep(0.01)
+        assert entered == []  # 6 in flight, window 6: it waits
+        win.release()
+        await anyio.sleep(0.01)
+        assert entered == [1]
+    for _ in range(6 * 2):
+        win.on_success()
+    assert win.limit == 7 and win.overloads == 2

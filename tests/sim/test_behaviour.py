@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -39,6 +40,16 @@ async def test_token_bucket_answers_429(make_client: Any, retry_after: bool) -> 
     assert ("retry-after" in codes[2].headers) is retry_after
     stats = (await client.get("/__sim/stats")).json()
     assert stats["rate_limited"] == 2
+
+
+async def test_concurrency_limit_answers_503_beyond_max_in_flight(make_client: Any) -> None:
+    """With max_in_flight=2, of 4 requests at once 2 are answered and 2 get 503 at once."""
+    client = make_client(SimConfig(threads=3, latency_ms=100, max_in_flight=2))
+    rs = await asyncio.gather(*(client.get("/api/auth/session") for _ in range(4)))
+    assert sorted(r.status_code for r in rs) == [200, 200, 503, 503]
+    assert (await client.get("/api/auth/session")).status_code == 200  # the others are done
+    stats = (await client.get("/__sim/stats")).json()
+    assert stats["busy_503"] == 2
 
 
 async def test_challenge_windows_serve_cloudflare_html(make_client: Any) -> None:

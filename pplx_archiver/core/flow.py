@@ -1,0 +1,178 @@
+"""One thread from first request to everything it becomes, as a pure sans-I/O generator.
+
+:func:`thread_flow` is the one door the shell goes through to archive a thread, in the
+manner of h11 or httpx's ``auth_flow``: it yields what it needs and receives the answers —
+
+- :class:`PageNeed`: GET this page; send back ``(decoded, body)``, the JSON value and the
+  body bytes exactly as received (``decoded`` must be ``orjson.loads(body)``: the shell has
+  already parsed it to check the answer, so the flow never parses a clean body again);
+- :class:`AssetsNeed`: resolve these asset versions; send back the downloaded report files
+  (a tuple of :class:`~pplx_archiver.core.model.AssetFile`, empty when assets are off);
+
+and returns a :class:`ThreadPlan`: both raw files (signed-URL credentials masked), their
+paging records, the asset versions and the rendered files. Each body is parsed once (only a
+body the scrub changed is parsed again, as the text that is archived), and the thread is
+decoded once: the same decoded thread decides whether the schematized pages are needed, names
+the assets and is rendered. Only when the scrub changed a page are the assets read from a
+second decode of the pages as received, because their signed URLs must still be valid to
+download them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import orjson
+
+from pplx_archiver.core.assets import assets_of
+from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.model import (
+    AssetFile,
+    AssetRef,
+    ListingRow,
+    RawPage,
+    RenderContext,
+    RenderResult,
+    ThreadInput,
+)
+from pplx_archiver.core.modes import blocks_needed
+from pplx_archiver.core.paginate import BLOCKS, PLAIN, PageRequest, PagingRecord, thread_pages
+from pplx_archiver.core.rawfile import encode_checked_pages
+from pplx_archiver.core.render import render_thread
+from pplx_archiver.core.scrub import scrub_signed_urls
+from pplx_archiver.core.values import Thread
+from pplx_archiver.errors import PayloadError
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PageNeed:
+    """The flow needs this page: answer with ``(decoded JSON value, body bytes)``."""
+
+    request: PageRequest
+    flavour: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AssetsNeed:
+    """The flow found these asset versions: answer with the report files downloaded."""
+
+    refs: tuple[AssetRef, ...]
+
+
+Need = PageNeed | AssetsNeed
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FlavourPlan:
+    """The pages of one flavour: as archived (masked) for the core, and the raw file bytes."""
+
+    pages: tuple[RawPage, ...]
+    raw_file: bytes
+    record: PagingRecord
+    scrubbed: bool  # the scrub changed at least one page
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadPlan:
+    """Everything one thread becomes: raw files, paging records, asset versions, rendering."""
+
+    thread_id: str
+    plain: FlavourPlan
+    blocks: FlavourPlan | None
+    refs: tuple[AssetRef, ...]
+    result: RenderResult
+
+    @property
+    def requests(self) -> int:
+        """Thread-detail pages fetched (both flavours)."""
+        return self.plain.record.pages + (self.blocks.record.pages if self.blocks else 0)
+
+
+@dataclasses.dataclass(slots=True)
+class _Pages:
+    stored: list[RawPage]
+    live: list[RawPage]
+    raw: list[tuple[Mapping[str, Any], bytes]]
+    scrubbed: bool = False
+
+
+def _flavour(
+    thread_id: str, flavour: str, limit: int
+) -> Generator[PageNeed, tuple[Any, bytes], tuple[FlavourPlan, tuple[RawPage, ...]]]:
+    """Fetch every page of one flavour; return its plan and the pages as received."""
+    gen = thread_pages(thread_id, flavour, limit=limit)
+    acc = _Pages([], [], [])
+    request = next(gen)
+    try:
+        while True:
+            decoded, body = yield PageNeed(request, flavour)
+            record = request.as_record()
+            clean = scrub_signed_urls(body)
+            acc.raw.append((record, clean))
+            acc.live.append(RawPage(request=record, body=decoded))
+            if clean is body:
+                acc.stored.append(acc.live[-1])
+            else:
+                acc.scrubbed = True
+                acc.stored.append(RawPage(request=record, body=orjson.loads(clean)))
+            request = gen.send(decoded)
+    except StopIteration as stop:
+        paging: PagingRecord = stop.value
+    # Every body above is valid JSON: its value came from parsing it (or its masked copy).
+    raw_file = encode_checked_pages(acc.raw)
+    plan = FlavourPlan(tuple(acc.stored), raw_file, paging, acc.scrubbed)
+    return plan, tuple(acc.live)
+
+
+def _decode(tid: str, plain: tuple[RawPage, ...], blocks: tuple[RawPage, ...]) -> Thread:
+    """:func:`decode_thread` with hostile nesting or values reported as a PayloadError."""
+    try:
+        return decode_thread(plain, blocks)
+    except RecursionError:
+        raise PayloadError(tid, "payload nested too deeply to render") from None
+    except (TypeError, ValueError) as exc:
+        raise PayloadError(tid, f"payload cannot be decoded: {exc}") from None
+
+
+def thread_flow(
+    row: ListingRow,
+    ctx: RenderContext,
+    *,
+    page_limit: int,
+    assets: bool = True,
+) -> Generator[Need, Any, ThreadPlan]:
+    """Yield the pages and assets one thread needs; return the plan of what it becomes.
+
+    A malformed page raises :class:`~pplx_archiver.errors.PayloadError` as every decode does.
+    With ``assets`` false no :class:`AssetsNeed` is yielded and nothing is downloaded.
+    """
+    tid = row.thread_id
+    plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
+    plain_thread = _decode(tid, plain.pages, ())
+    thread: Thread | None = plain_thread
+    blocks: FlavourPlan | None = None
+    blocks_live: tuple[RawPage, ...] = ()
+    if blocks_needed(plain_thread, row):
+        blocks, blocks_live = yield from _flavour(tid, BLOCKS, page_limit)
+        thread = None  # the schematized pages change the decoded thread
+    inp = ThreadInput(
+        thread_id=tid,
+        plain_pages=plain.pages,
+        blocks_pages=blocks.pages if blocks else (),
+        listing=row,
+    )
+    if thread is None:
+        thread = _decode(tid, inp.plain_pages, inp.blocks_pages)
+    refs: tuple[AssetRef, ...] = ()
+    if assets:
+        if plain.scrubbed or (blocks is not None and blocks.scrubbed):
+            refs = assets_of(_decode(tid, plain_live, blocks_live))
+        else:
+            refs = assets_of(thread)
+        if refs:
+            downloads: tuple[AssetFile, ...] = yield AssetsNeed(refs)
+            inp = dataclasses.replace(inp, downloads=tuple(downloads))
+    result = render_thread(inp, ctx, thread=thread)
+    return ThreadPlan(tid, plain, blocks, refs, result)

@@ -1,0 +1,135 @@
+"""The one-door thread flow: what it asks for, what its plan holds, how often it decodes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import pytest
+
+from pplx_archiver.core import flow as flow_mod
+from pplx_archiver.core.assets import extract_assets
+from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.flow import AssetsNeed, PageNeed, ThreadPlan, thread_flow
+from pplx_archiver.core.model import AssetFile, ListingRow, RawPage, ThreadInput
+from pplx_archiver.core.paginate import BLOCKS, PLAIN
+from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
+from pplx_archiver.core.render import needs_blocks, render_thread
+from pplx_archiver.core.scrub import scrub_signed_urls
+from pplx_archiver.core.values import Thread
+from pplx_archiver.errors import PayloadError
+from tests.core import builders as b
+from tests.core.simcorpus import account
+
+SIGNED = "https://cdn.test/r.md?Expires=4102444800&Signature=sigsig&Key-Pair-Id=KEY"
+
+
+def _drive(
+    inp: ThreadInput, *, assets: bool = True, downloads: tuple[AssetFile, ...] = ()
+) -> tuple[ThreadPlan, list[Any]]:
+    """Answer the flow from the input's page bodies (as bytes); return the plan and needs."""
+    served = {PLAIN: list(inp.plain_pages), BLOCKS: list(inp.blocks_pages)}
+    assert inp.listing is not None
+    gen = thread_flow(inp.listing, b.CTX, page_limit=100, assets=assets)
+    needs: list[Any] = []
+    answer: Any = None
+    try:
+        while True:
+            need = gen.send(answer)
+            needs.append(need)
+            if isinstance(need, PageNeed):
+                body = orjson.dumps(served[need.flavour].pop(0).body)
+                answer = (orjson.loads(body), body)
+            else:
+                answer = downloads
+    except StopIteration as stop:
+        return stop.value, needs
+
+
+def _stored(pages: Sequence[RawPage]) -> tuple[RawPage, ...]:
+    """The pages as archived: bodies with the signed-URL credentials masked."""
+    return tuple(
+        RawPage(p.request, orjson.loads(scrub_signed_urls(orjson.dumps(p.body)))) for p in pages
+    )
+
+
+def test_plans_match_the_separate_core_calls() -> None:
+    """On simulator threads the plan equals needs_blocks + extract_assets + render_thread."""
+    checked = 0
+    for inp, _truth in account(60, 11):
+        plan, needs = _drive(inp, assets=True)
+        assert (plan.blocks is not None) == needs_blocks(inp.plain_pages, inp.listing)
+        full = ThreadInput(
+            inp.thread_id,
+            _stored(inp.plain_pages),
+            _stored(inp.blocks_pages) if plan.blocks is not None else (),
+            inp.listing,
+        )
+        assert plan.refs == extract_assets(inp)
+        assert plan.result == render_thread(full, b.CTX)
+        assert [p.body for p in decode_raw_pages(plan.plain.raw_file)] == [
+            p.body for p in full.plain_pages
+        ]
+        asked = [n for n in needs if isinstance(n, AssetsNeed)]
+        assert [n.refs for n in asked] == ([plan.refs] if plan.refs else [])
+        checked += 1
+    assert checked == 60
+
+
+def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread without schematized pages or signed URLs is decoded exactly once."""
+    calls: list[int] = []
+
+    def counting(plain: Sequence[RawPage], blocks: Sequence[RawPage]) -> Thread:
+        calls.append(len(blocks))
+        return decode_thread(plain, blocks)
+
+    monkeypatch.setattr(flow_mod, "decode_thread", counting)
+    entry = b.entry("e1", 0, blocks=[b.answer_block("Answer.")])
+    entry["display_model"] = "pplx_pro"
+    inp = b.thread_input([b.page([entry])], listing=ListingRow(thread_id="thread-1"))
+    plan, needs = _drive(inp)
+    assert calls == [0]
+    assert plan.blocks is None and len(needs) == 1
+    assert plan.result == render_thread(inp, b.CTX)
+
+
+def test_signed_urls_are_masked_in_the_plan_and_live_for_downloads() -> None:
+    """The raw file and rendering hold masked credentials; the asset refs keep the live URL."""
+    asset = {
+        "uuid": "a1",
+        "asset_type": "RESEARCH_REPORT",
+        "created_at": "1",
+        "title": "r.md",
+        "research_report": {"url": SIGNED, "file_name": "r.md"},
+    }
+    block = {"intended_usage": "unified_assets", "unified_assets_block": {"assets": [asset]}}
+    entry = b.entry("e1", 0, blocks=[block, b.answer_block("Answer.")])
+    entry["search_mode"] = "RESEARCH"
+    inp = b.thread_input([b.page([entry])], [b.page([entry])], listing=ListingRow("thread-1"))
+    report = AssetFile("a1", 1, "r.md", b"# Report\n")
+    plan, needs = _drive(inp, downloads=(report,))
+    assert plan.blocks is not None and plan.blocks.scrubbed
+    assert [r.url for r in plan.refs] == [SIGNED]
+    assert isinstance(needs[-1], AssetsNeed)
+    for raw in (plan.plain.raw_file, plan.blocks.raw_file):
+        assert b"sigsig" not in raw and b"Signature=REDACTED" in raw
+    assert all(b"sigsig" not in data for data in plan.result.files.values())
+    assert "report.md" in plan.result.files
+    expected = encode_raw_pages(
+        [(n.request.as_record(), scrub_signed_urls(orjson.dumps(p.body)))
+         for n, p in zip(needs[:1], inp.plain_pages, strict=True)]
+    )  # fmt: skip
+    assert plan.plain.raw_file == expected
+
+
+def test_without_assets_nothing_is_asked_and_bad_pages_raise() -> None:
+    """assets=False yields no AssetsNeed; a page that is not an object is a PayloadError."""
+    inp = next(i for i, _t in account(60, 11) if extract_assets(i))
+    _plan, needs = _drive(inp, assets=False)
+    assert not any(isinstance(n, AssetsNeed) for n in needs)
+    gen = thread_flow(ListingRow("t"), b.CTX, page_limit=100)
+    next(gen)
+    with pytest.raises(PayloadError):
+        gen.send(([1, 2], b"[1,2]"))
