@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,6 +17,7 @@ import structlog
 import typer
 
 from pplx_archiver import logconfig
+from pplx_archiver.cli._help import program_name
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
 
@@ -159,18 +162,22 @@ def run_demo(
 
 
 def _demo_next_steps(out: Path) -> None:
-    typer.echo(
-        "\n".join(
-            [
-                "",
-                f"Archive written to {out}/. Try:",
-                f"  ls {out}/*/                             # <account>/: one folder per mode",
-                f"  less {out}/*/computer/*/conversation.md",
-                f"  grep -h ANSWER_VARIANT_DETECTED {out}/index/logs/*.jsonl",
-                f"  cat {out}/index/answer_variants_log.jsonl",
-                f"  pplx-export status --out {out}",
-                f"  pplx-export verify --out {out}",
-                f"  pplx-export re-render --out {out} --dry-run",
-            ]
-        )
-    )
+    program = program_name(sys.argv[0], shutil.which("pplx-export"), sys.executable)
+    typer.echo("\n".join(demo_hints(out, program)))
+
+
+def demo_hints(out: Path, program: str) -> list[str]:
+    """The lines printed after the demo: commands that work as typed in a fresh shell."""
+    where = shlex.quote(str(out))
+    return [
+        "",
+        f"Archive written to {out}/. Try:",
+        f"  ls {where}/*/                  # <account>/: one folder per mode",
+        f"  ls {where}/*/computer/ | head -3",
+        f"  cat {where}/*/computer/*/conversation.md | head -40",
+        f"  grep -h ANSWER_VARIANT_DETECTED {where}/index/logs/*.jsonl | head -3",
+        f"  head -3 {where}/index/answer_variants_log.jsonl",
+        f"  {program} status --out {where}",
+        f"  {program} verify --out {where}",
+        f"  {program} re-render --out {where} --dry-run",
+    ]

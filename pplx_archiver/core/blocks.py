@@ -1,8 +1,8 @@
 """Decoding of schematized ``blocks[]`` and (nested) workflows into typed values.
 
-Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (API.md §4.1); workflows
-and their items follow §4.2–§4.6. Unknown blocks and unknown item types are kept (items as
-raw values) so the renderer can show a placeholder instead of dropping them.
+Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (docs/dev/api.md §5);
+workflows and their items follow §5–§6 there. Unknown blocks and unknown item types are kept
+(items as raw values) so the renderer can show a placeholder instead of dropping them.
 """
 
 from __future__ import annotations

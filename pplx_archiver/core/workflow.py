@@ -1,6 +1,6 @@
 """Rendering of work processes: workflow steps and items, plain steps, sub-agents, council.
 
-Every ``WORKFLOW_ITEM_*`` type of API.md §4.2 and every plain step type of §4.5 has a
+Every ``WORKFLOW_ITEM_*`` type and every plain step type of docs/dev/api.md §5 has a
 rendering; an unknown type gets an explicit placeholder (and an ``UNKNOWN_STEP_TYPE``
 finding), never silence. What the web UI folds is rendered in full inside ``<details>``.
 """

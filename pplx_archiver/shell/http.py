@@ -5,7 +5,7 @@ concurrency, redirects never followed), the account-wide
 :class:`~pplx_archiver.shell.ratelimit.RateLimiter` and the
 :class:`~pplx_archiver.shell.retry.Retrier`. Every call goes limiter → request → seam →
 retry policy. ``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the
-browser-like headers of API.md §1.3 with a fresh ``x-request-id`` and, once known,
+browser-like headers of docs/dev/api.md §1 with a fresh ``x-request-id`` and, once known,
 ``x-pplx-account``.
 
 Cookies: httpx's cookie jar is disabled. The ``Cookie`` header is built from the session's

@@ -1,4 +1,4 @@
-"""The render-core rules of DESIGN.md §3, one behaviour per test, on hand-made payloads."""
+"""The render-core rules (docs/dev/architecture.md), one behaviour per test, on small payloads."""
 
 from __future__ import annotations
 
