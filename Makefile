@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install $(PIP_FLAGS) -e .
+	$(BIN)/python -m pip install $(PIP_FLAGS) -e '.[sim]'
 	@touch $@
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python

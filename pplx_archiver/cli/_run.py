@@ -18,7 +18,7 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._help import program_name
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError, exit_code_for
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
 
 
@@ -124,6 +124,21 @@ def run_cli(command: str, opts: CommonOptions) -> None:
     raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
 
 
+SIM_HINT = (
+    "the simulated Perplexity needs the optional sim packages: "
+    "pip install 'pplx-archiver[sim]' (make demo installs them)"
+)
+
+
+def require_simulator() -> None:
+    """Stop with a usage error naming the extra when the simulator's server is not installed."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise typer.Exit(fail(ConfigError(f"{SIM_HINT} ({exc.name} is missing)"))) from None
+
+
 def run_demo(
     *,
     out: Path,
@@ -134,6 +149,7 @@ def run_demo(
     log_format: str | None,
 ) -> None:
     """Archive a simulated account and say what to look at next."""
+    require_simulator()
     from pplx_archiver.sim.config import SimConfig
     from pplx_archiver.sim.runner import serve_in_thread
 

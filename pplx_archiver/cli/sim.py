@@ -108,6 +108,9 @@ def serve(
       pplx-export sim serve --threads 2000 --seed 7
       pplx-export sim serve --era c --rate 5 --fault-rate 0.02 --challenge 300:20
     """
+    from pplx_archiver.cli._run import require_simulator
+
+    require_simulator()
     import uvicorn
 
     from pplx_archiver.sim.runner import login_for

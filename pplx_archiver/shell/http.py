@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
-import http.cookiejar
 import random
 import re
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -49,7 +47,12 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.cookies import LAST_ACTIVE_COOKIE, cookie_header, is_session_cookie
+from pplx_archiver.shell.cookies import (
+    LAST_ACTIVE_COOKIE,
+    cookie_header,
+    empty_cookie_jar,
+    is_session_cookie,
+)
 from pplx_archiver.shell.ratelimit import Clock, LimiterSnapshot, RateLimiter, Sleep
 from pplx_archiver.shell.retry import Retrier, RetryPolicy
 
@@ -240,16 +243,6 @@ def request_kind(path: str) -> str:
 # --------------------------------------------------------------------------- the client
 
 
-class _NoCookies(http.cookiejar.DefaultCookiePolicy):
-    """A jar policy that stores and returns nothing: the session's cookies are ours alone."""
-
-    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
-
-    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class ClientStats:
     """Request counters of a run, for the progress bar and the summary."""
@@ -315,7 +308,7 @@ class ApiClient:
                 settings.request_timeout, connect=min(30.0, settings.request_timeout)
             ),
             follow_redirects=False,
-            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+            cookies=empty_cookie_jar(),
             trust_env=False,
         )
         self._log = get_logger()
