@@ -16,6 +16,7 @@ manifest does not depend on them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import random
 
@@ -483,12 +484,14 @@ _STRENGTH = ("high", "medium", "low", "mixed", "strong", "weak")
 _BEST_FOR = ("small teams", "large deployments", "beginners", "research", "tight budgets")
 
 
+@functools.lru_cache(maxsize=4096)
 def topic_of(seed: int | str, index: int | str) -> Topic:
     """The topic of thread ``index`` of the account with ``seed``."""
     rng = random.Random(f"{seed}:topic:{index}")
     return TOPICS[rng.randrange(len(TOPICS))]
 
 
+@functools.lru_cache(maxsize=4096)
 def speaks_chinese(seed: int | str, index: int | str) -> bool:
     """True for the threads (about one in eight) held in Chinese."""
     return random.Random(f"{seed}:lang:{index}").random() < 0.125
