@@ -313,3 +313,17 @@ def test_demo_hint_commands_parse(tmp_path: Path) -> None:
         args = shlex.split(line.split("#")[0])
         result = CliRunner().invoke(app, [*args, "--help"])
         assert result.exit_code == 0, (line, result.output)
+
+
+def test_benchmark_page_shows_the_latest_results() -> None:
+    """docs/dev/benchmarks.md holds the table bench_table.py makes of bench/results.json."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench_table", ROOT / "scripts/bench_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    report = json.loads((ROOT / "bench/results.json").read_text(encoding="utf-8"))
+    page = (DOCS / "dev/benchmarks.md").read_text(encoding="utf-8")
+    assert module.table(report).strip() in page
