@@ -499,21 +499,28 @@ def speaks_chinese(seed: int | str, index: int | str) -> bool:
 
 def _fill(template: str, topic: Topic, rng: random.Random, zh: bool = False) -> str:
     terms = topic.zh_terms if zh else topic.terms
-    t, u = rng.sample(terms, 2)
+    count = len(terms)
+    first = int(rng.random() * count)
+    t = terms[first]
+    u = terms[(first + 1 + int(rng.random() * (count - 1))) % count]
     subject = topic.zh if zh else topic.subject
-    year = rng.randint(2012, 2024)
-    return template.format(
-        s=subject,
-        S=subject[:1].upper() + subject[1:],
-        t=t,
-        T=t[:1].upper() + t[1:],
-        u=u,
-        U=u[:1].upper() + u[1:],
-        y=year,
-        y2=year + rng.randint(3, 8),
-        p=rng.randint(5, 60),
-        n=rng.randint(2, 9),
-    )
+    values = {
+        "s": subject,
+        "S": subject[:1].upper() + subject[1:],
+        "t": t,
+        "T": t[:1].upper() + t[1:],
+        "u": u,
+        "U": u[:1].upper() + u[1:],
+    }
+    if "{y" in template:  # draw only the numbers the template shows
+        year = 2012 + int(rng.random() * 13)
+        values["y"] = str(year)
+        values["y2"] = str(year + 3 + int(rng.random() * 6))
+    if "{p}" in template:
+        values["p"] = str(5 + int(rng.random() * 56))
+    if "{n}" in template:
+        values["n"] = str(2 + int(rng.random() * 8))
+    return template.format_map(values)
 
 
 def title_text(seed: int, index: int, key: str) -> str:
