@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from pplx_archiver import __version__
@@ -33,3 +34,13 @@ def test_python_dash_m() -> None:
         timeout=240,  # a hang guard only: a fresh interpreter's imports are slow on a busy machine
     )
     assert __version__ in out.stdout
+
+
+def test_demo_without_the_sim_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the simulator's server packages, `demo` stops with exit 2 naming the extra."""
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # `import uvicorn` now fails
+    _register()
+    result = CliRunner().invoke(app, ["demo", "--out", "unused"])
+    assert result.exit_code == 2
+    assert "pplx-archiver[sim]" in result.output
+    assert "uvicorn" in result.output

@@ -5,23 +5,40 @@ from __future__ import annotations
 import typer
 
 BASE_URL = typer.Option(
-    None, "--base-url", help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL)."
+    None,
+    "--base-url",
+    metavar="URL",
+    help="API origin (default https://www.perplexity.ai; env PPLX_BASE_URL).",
 )
 COOKIES = typer.Option(
-    None, "--cookies", help="Netscape cookies.txt or a JSON cookie export holding your session."
+    None,
+    "--cookies",
+    metavar="FILE",
+    help="Netscape cookies.txt or a JSON cookie export holding your session.",
 )
 TOKEN = typer.Option(
     None,
     "--session-token",
+    metavar="TOKEN",
     help="The __Secure-next-auth.session-token value, or a copied Cookie header "
     "(env PPLX_SESSION_TOKEN).",
 )
 COOKIES_FROM = typer.Option(
-    None, "--cookies-from", help="Read cookies from a browser: chrome, firefox, edge, brave …"
+    None,
+    "--cookies-from",
+    metavar="BROWSER",
+    help="Read cookies from a browser: chrome, chromium, firefox, edge, brave, opera, vivaldi "
+    "or safari (needs browser-cookie3).",
 )
 IMPERSONATE = typer.Option(
-    None, "--impersonate", help="Send requests with a browser TLS fingerprint (needs curl_cffi)."
+    None,
+    "--impersonate",
+    metavar="BROWSER",
+    help="Send requests with a browser TLS fingerprint (needs curl_cffi).",
 )
 LOG_FORMAT = typer.Option(
-    None, "--log-format", help="stderr log format: auto, json or console [default: auto]."
+    None,
+    "--log-format",
+    metavar="[auto|json|console]",
+    help="stderr log format; auto = console lines on a terminal, JSON otherwise [default: auto].",
 )

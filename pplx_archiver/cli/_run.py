@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import shlex
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,8 +18,9 @@ import structlog
 import typer
 
 from pplx_archiver import logconfig
+from pplx_archiver.cli._help import program_name
 from pplx_archiver.cli._monitor import MonitorOptions, run_monitored
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError, exit_code_for
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
 
 # The log file of the command being run (the run history records it).
@@ -135,6 +138,21 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
     raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
 
 
+SIM_HINT = (
+    "the simulated Perplexity needs the optional sim packages: "
+    "pip install 'pplx-archiver[sim]' (make demo installs them)"
+)
+
+
+def require_simulator() -> None:
+    """Stop with a usage error naming the extra when the simulator's server is not installed."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise typer.Exit(fail(ConfigError(f"{SIM_HINT} ({exc.name} is missing)"))) from None
+
+
 def run_demo(
     *,
     out: Path,
@@ -145,6 +163,7 @@ def run_demo(
     log_format: str | None,
 ) -> None:
     """Archive a simulated account and say what to look at next."""
+    require_simulator()
     from pplx_archiver.sim.config import SimConfig
     from pplx_archiver.sim.runner import serve_in_thread
 
@@ -173,18 +192,22 @@ def run_demo(
 
 
 def _demo_next_steps(out: Path) -> None:
-    typer.echo(
-        "\n".join(
-            [
-                "",
-                f"Archive written to {out}/. Try:",
-                f"  ls {out}/*/                             # <account>/: one folder per mode",
-                f"  less {out}/*/computer/*/conversation.md",
-                f"  grep -h ANSWER_VARIANT_DETECTED {out}/index/logs/*.jsonl",
-                f"  cat {out}/index/answer_variants_log.jsonl",
-                f"  pplx-export status --out {out}",
-                f"  pplx-export verify --out {out}",
-                f"  pplx-export re-render --out {out} --dry-run",
-            ]
-        )
-    )
+    program = program_name(sys.argv[0], shutil.which("pplx-export"), sys.executable)
+    typer.echo("\n".join(demo_hints(out, program)))
+
+
+def demo_hints(out: Path, program: str) -> list[str]:
+    """The lines printed after the demo: commands that work as typed in a fresh shell."""
+    where = shlex.quote(str(out))
+    return [
+        "",
+        f"Archive written to {out}/. Try:",
+        f"  ls {where}/*/                  # <account>/: one folder per mode",
+        f"  ls {where}/*/computer/ | head -3",
+        f"  cat {where}/*/computer/*/conversation.md | head -40",
+        f"  grep -h ANSWER_VARIANT_DETECTED {where}/index/logs/*.jsonl | head -3",
+        f"  head -3 {where}/index/answer_variants_log.jsonl",
+        f"  {program} status --out {where}",
+        f"  {program} verify --out {where}",
+        f"  {program} re-render --out {where} --dry-run",
+    ]

@@ -20,46 +20,70 @@ from pplx_archiver.cli._options import (
 from pplx_archiver.cli._run import CommonOptions, run_cli
 from pplx_archiver.core.model import MODES
 
-OUT = typer.Option(None, "--out", "-o", help="Archive root folder [default: ./archive].")
+OUT = typer.Option(
+    None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
+)
 MODE = typer.Option(
     None,
     "--mode",
     "-m",
+    metavar="MODE",
     help=f"Only write threads of these modes (repeatable): {', '.join(MODES)}.",
 )
-LIMIT = typer.Option(None, "--limit", min=1, help="Fetch at most N threads this run.")
+LIMIT = typer.Option(None, "--limit", min=1, metavar="N", help="Fetch at most N threads this run.")
 CONCURRENCY = typer.Option(
-    None, "--concurrency", "-c", min=1, help="Threads fetched at once [default: 4]."
+    None, "--concurrency", "-c", min=1, metavar="N", help="Threads fetched at once [default: 4]."
 )
 RATE = typer.Option(
-    None, "--rate", help="Ceiling of API requests per second, account-wide [default: 2]."
+    None,
+    "--rate",
+    metavar="RATE",
+    help="Ceiling of API requests per second, account-wide [default: 2].",
 )
-BURST = typer.Option(None, "--burst", min=1, help="Token-bucket burst [default: 4].")
-LANG = typer.Option(None, "--lang", help="Labels in the Markdown: en or zh [default: en].")
+BURST = typer.Option(None, "--burst", min=1, metavar="N", help="Token-bucket burst [default: 4].")
+LANG = typer.Option(None, "--lang", metavar="[en|zh]", help="Labels in the Markdown [default: en].")
 DRY_RUN = typer.Option(False, "--dry-run", help="List and print the plan; fetch nothing.")
-LISTER = typer.Option(None, "--lister", help="Library listing: rest (default) or graphql.")
+LISTER = typer.Option(
+    None,
+    "--lister",
+    metavar="[rest|graphql]",
+    help="Library listing: the REST list or the web app's GraphQL query [default: rest].",
+)
 INCLUDE_SPACES = typer.Option(
     False, "--include-spaces", help="Also archive threads of spaces shared with the account."
 )
 FORCE = typer.Option(False, "--force", help="Refetch every listed thread, changed or not.")
 FULL = typer.Option(False, "--full", help="List everything (no early stop of the listing).")
 ASSET_CONCURRENCY = typer.Option(
-    None, "--asset-concurrency", min=1, help="Asset downloads at once (CDN budget) [default: 4]."
+    None,
+    "--asset-concurrency",
+    min=1,
+    metavar="N",
+    help="Asset downloads at once (CDN budget) [default: 4].",
 )
-ASSET_RATE = typer.Option(None, "--asset-rate", help="Asset downloads per second [default: 20].")
+ASSET_RATE = typer.Option(
+    None, "--asset-rate", metavar="RATE", help="Asset downloads per second [default: 20]."
+)
 MAX_ASSET_BYTES = typer.Option(
     None,
     "--max-asset-bytes",
     min=1,
+    metavar="BYTES",
     help="Assets larger than this are recorded, not stored [default: 200 MB].",
 )
 PAGE_LIMIT = typer.Option(
-    None, "--page-limit", min=1, max=1000, help="Entries per thread page request [default: 100]."
+    None,
+    "--page-limit",
+    min=1,
+    max=1000,
+    metavar="N",
+    help="Entries per thread page request [default: 100].",
 )
 EARLY_STOP = typer.Option(
     None,
     "--early-stop",
     min=0,
+    metavar="N",
     help="Stop listing after N known-unchanged threads in a row (0 = never) [default: 50].",
 )
 JSON = typer.Option(
@@ -118,7 +142,13 @@ def batch(
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
 ) -> None:
-    """Archive every listed thread; threads archived before and unchanged are skipped."""
+    """Archive every listed thread; threads archived before and unchanged are skipped.
+
+    \b
+    Examples:
+      pplx-export batch -o ~/pplx-archive
+      pplx-export batch -o ~/pplx-archive --mode deep-research --limit 20 --dry-run
+    """
     run_cli("batch", _common(**locals()))
 
 
@@ -160,7 +190,14 @@ def sync(
         False, "--site", help="Then update the static site (<archive>/site), as `site` does."
     ),
 ) -> None:
-    """Incremental run for schedules: only new, moved and earlier-failed threads are fetched."""
+    """Incremental run for schedules: only new, moved and earlier-failed threads are fetched.
+
+    \b
+    Examples:
+      pplx-export sync -o ~/pplx-archive
+      pplx-export sync -o ~/pplx-archive --check-deleted --log-format json
+      pplx-export sync -o ~/pplx-archive --site --json
+    """
     options = {k: v for k, v in locals().items() if k != "site"}
     if not site or dry_run:
         run_cli("sync", _common(**options))
@@ -171,7 +208,9 @@ def sync(
 
 @app.command()
 def export(
-    thread: list[str] = typer.Argument(..., help="Thread uuid, slug or URL (one or more)."),
+    thread: list[str] = typer.Argument(
+        ..., metavar="THREAD", help="Thread uuid, slug or URL (one or more)."
+    ),
     out: Path | None = OUT,
     lang: str | None = LANG,
     log_format: str | None = LOG_FORMAT,
@@ -184,7 +223,13 @@ def export(
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
 ) -> None:
-    """Archive the given threads now, whether or not they changed."""
+    """Archive the given threads now, whether or not they changed.
+
+    \b
+    Examples:
+      pplx-export export -o ~/pplx-archive https://www.perplexity.ai/search/<slug>
+      pplx-export export -o ~/pplx-archive <uuid> <uuid>
+    """
     run_cli("export", _common(mode=None, force=True, **locals()))
 
 
@@ -209,20 +254,39 @@ def sync_deleted(
 
     Never deletes or moves archive files: a confirmed deletion only writes `remote_deleted`
     into the thread's thread.json and the index.
+
+    \b
+    Examples:
+      pplx-export sync-deleted -o ~/pplx-archive
+      pplx-export sync-deleted -o ~/pplx-archive --online
     """
     run_cli("sync-deleted", _common(mode=None, **locals()))
 
 
 @app.command()
 def demo(
-    out: Path = typer.Option(Path("demo-archive"), "--out", "-o", help="Where to write."),
-    threads: int = typer.Option(300, "--threads", min=1, help="Size of the simulated account."),
-    seed: int = typer.Option(7, "--seed", help="Seed of the simulated account."),
-    concurrency: int = typer.Option(16, "--concurrency", "-c", min=1),
+    out: Path = typer.Option(
+        Path("demo-archive"), "--out", "-o", metavar="DIR", help="Where to write the archive."
+    ),
+    threads: int = typer.Option(
+        300, "--threads", min=1, metavar="N", help="Size of the simulated account."
+    ),
+    seed: int = typer.Option(7, "--seed", metavar="N", help="Seed of the simulated account."),
+    concurrency: int = typer.Option(
+        16, "--concurrency", "-c", min=1, metavar="N", help="Threads fetched at once."
+    ),
     lang: str | None = LANG,
     log_format: str | None = LOG_FORMAT,
 ) -> None:
-    """Start the simulator on a free loopback port and archive its account."""
+    """Start the simulator on a free loopback port and archive its account.
+
+    Needs no account and no network: everything stays on 127.0.0.1.
+
+    \b
+    Examples:
+      pplx-export demo
+      pplx-export demo -o /tmp/demo --threads 50 --lang zh
+    """
     from pplx_archiver.cli._run import run_demo
 
     run_demo(

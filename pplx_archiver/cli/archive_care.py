@@ -59,24 +59,34 @@ def _run_log(settings: Settings, command: str) -> AbstractContextManager[Path]:
 
 @app.command("re-render")
 def re_render(
-    out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
     thread_json: bool = typer.Option(
         False, "--thread-json", help="Also rewrite thread.json (left alone by default)."
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Render and compare, write nothing; report what would change."
     ),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Re-render at most N threads."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, metavar="N", help="Re-render at most N threads."
+    ),
     jobs: int | None = typer.Option(
-        None, "--jobs", min=1, help="Worker processes (default: the number of CPU cores)."
+        None,
+        "--jobs",
+        min=1,
+        metavar="N",
+        help="Worker processes (default: the number of CPU cores).",
     ),
     lang: str | None = typer.Option(
         None,
         "--lang",
-        help="Label language en or zh (default: the one each thread was archived with).",
+        metavar="[en|zh]",
+        help="Label language (default: the one each thread was archived with).",
     ),
     log_format: str | None = typer.Option(
-        None, "--log-format", help="Console log format: auto, json or console."
+        None,
+        "--log-format",
+        metavar="[auto|json|console]",
+        help="stderr log format; auto = console lines on a terminal, JSON otherwise.",
     ),
 ) -> None:
     """Rebuild every derived file from the stored raw files, offline and byte-identical.
@@ -84,6 +94,11 @@ def re_render(
     Unchanged files are not rewritten; answer variants are re-registered and warned about
     (ANSWER_VARIANT_DETECTED, source offline) only when new or changed. Exit 1 when a
     thread could not be re-rendered.
+
+    \b
+    Examples:
+      pplx-export re-render -o ~/pplx-archive --dry-run
+      pplx-export re-render -o ~/pplx-archive --lang zh --jobs 2
     """
     try:
         settings = _settings(out, lang, log_format)
@@ -115,13 +130,18 @@ def re_render(
 
 @app.command("status")
 def status(
-    out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
     """Report the archive's state from its index: local and read-only.
 
     Counts by state and mode, the last run, failures with reasons, threads pending retry,
     answer-variant hits and interruptions.
+
+    \b
+    Examples:
+      pplx-export status -o ~/pplx-archive
+      pplx-export status -o ~/pplx-archive --json
     """
     try:
         settings = _settings(out)
@@ -138,13 +158,18 @@ def status(
 
 @app.command("verify")
 def verify(
-    out: Path | None = typer.Option(None, "--out", help=OUT_HELP),
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
     jobs: int | None = typer.Option(
-        None, "--jobs", min=1, help="Worker processes for the re-render check (default: cores)."
+        None,
+        "--jobs",
+        min=1,
+        metavar="N",
+        help="Worker processes for the re-render check (default: cores).",
     ),
     lang: str | None = typer.Option(
         None,
         "--lang",
+        metavar="[en|zh]",
         help="Check against this label language (default: the one each thread records).",
     ),
 ) -> None:
@@ -153,6 +178,11 @@ def verify(
     Checks files of every done thread, thread.json against the index, completeness (no
     cursor gap), byte-identical re-render, leftover temp files, duplicate registry lines
     and asset hashes.
+
+    \b
+    Examples:
+      pplx-export verify -o ~/pplx-archive
+      pplx-export verify -o ~/pplx-archive --jobs 1
     """
     try:
         settings = _settings(out, lang)

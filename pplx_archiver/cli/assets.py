@@ -40,32 +40,61 @@ async def _run(settings: Settings, online: bool, limit: int | None) -> BackfillS
 
 @app.command("assets-backfill")
 def assets_backfill(
-    out: Path | None = typer.Option(None, "--out", "-o", help="Archive root folder."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
+    ),
     online: bool = typer.Option(
         False, "--online", help="Refresh URLs and download missing versions (needs a session)."
     ),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="At most N threads."),
-    lang: str | None = typer.Option(None, "--lang", help="Label language of the archive."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, metavar="N", help="At most N threads."
+    ),
+    lang: str | None = typer.Option(
+        None, "--lang", metavar="[en|zh]", help="Label language of the archive [default: en]."
+    ),
     log_format: str | None = typer.Option(
-        None, "--log-format", help="stderr log format: auto, json or console."
+        None,
+        "--log-format",
+        metavar="[auto|json|console]",
+        help="stderr log format; auto = console lines on a terminal, JSON otherwise.",
     ),
     rate: float | None = typer.Option(
-        None, "--rate", help="Ceiling of API requests per second (URL refreshes) [default: 2]."
+        None,
+        "--rate",
+        metavar="RATE",
+        help="Ceiling of API requests per second (URL refreshes) [default: 2].",
     ),
-    burst: int | None = typer.Option(None, "--burst", min=1, help="Token-bucket burst."),
-    base_url: str | None = typer.Option(None, "--base-url", help="API origin (with --online)."),
-    cookies: Path | None = typer.Option(None, "--cookies", help="Cookie file (with --online)."),
+    burst: int | None = typer.Option(
+        None, "--burst", min=1, metavar="N", help="Token-bucket burst [default: 4]."
+    ),
+    base_url: str | None = typer.Option(
+        None, "--base-url", metavar="URL", help="API origin (with --online)."
+    ),
+    cookies: Path | None = typer.Option(
+        None, "--cookies", metavar="FILE", help="Cookie file (with --online)."
+    ),
     session_token: str | None = typer.Option(
-        None, "--session-token", help="Session token cookie value (with --online)."
+        None,
+        "--session-token",
+        metavar="TOKEN",
+        help="Session token cookie value (with --online).",
     ),
     cookies_from: str | None = typer.Option(
-        None, "--cookies-from", help="Read cookies from a browser (with --online)."
+        None,
+        "--cookies-from",
+        metavar="BROWSER",
+        help="Read cookies from a browser (with --online).",
     ),
 ) -> None:
     """Write missing assets and manifests of an archive; --online downloads what is missing.
 
     Reports are re-rendered into report.md when their bytes arrive. A second run changes
     nothing. Threads whose assets stay incomplete are retried by the next sync.
+
+    \b
+    Examples:
+      pplx-export assets-backfill -o ~/pplx-archive
+      pplx-export assets-backfill -o ~/pplx-archive --online
     """
     try:
         settings = load_settings(

@@ -124,7 +124,13 @@ def auth_check(
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
 ) -> None:
-    """Probe the session: account id, masked e-mail, plan, era, and whether threads answer."""
+    """Probe the session: account id, masked e-mail, plan, era, and whether threads answer.
+
+    \b
+    Examples:
+      pplx-export auth check
+      pplx-export auth check --cookies ~/Downloads/cookies.txt
+    """
     _execute(
         _check,
         _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format),
@@ -140,13 +146,18 @@ def auth_save(
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
     check: bool = typer.Option(
-        True, "--check/--no-check", help="Probe the session before storing it [default: check]."
+        True, "--check/--no-check", help="Probe the session before storing it."
     ),
 ) -> None:
     """Store the session (from --cookies, --session-token or --cookies-from) for later runs.
 
     The credential file is written with mode 0600 in the user config directory and updated
     when the server rotates the session cookie during a run.
+
+    \b
+    Examples:
+      pplx-export auth save --cookies ~/Downloads/cookies.txt
+      pplx-export auth save --cookies-from firefox
     """
 
     async def job(settings: Settings) -> int:
@@ -178,7 +189,13 @@ def spaces_command(
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
 ) -> None:
-    """List the spaces (collections) of your account."""
+    """List the spaces (collections) of your account.
+
+    \b
+    Examples:
+      pplx-export spaces
+      pplx-export spaces --cookies ~/Downloads/cookies.txt
+    """
 
     async def job(settings: Settings) -> int:
         async with open_session(settings) as (client, _info):

@@ -33,36 +33,84 @@ def _windows(specs: list[str]) -> tuple[tuple[int, int], ...]:
 
 @sim_app.command("serve")
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Address to bind (keep it on loopback)."),
-    port: int = typer.Option(8765, help="Port to bind (0 = any free port)."),
-    threads: int = typer.Option(DEFAULT_THREADS, help="Number of threads in the account."),
-    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the synthetic account."),
-    latency_ms: float = typer.Option(0.0, help="Added latency per request."),
-    jitter_ms: float = typer.Option(0.0, help="Uniform random extra latency per request."),
-    rate: float = typer.Option(0.0, help="Token-bucket rate in requests/s (0 = unlimited)."),
-    burst: int = typer.Option(10, help="Token-bucket burst size."),
-    no_retry_after: bool = typer.Option(False, help="Send 429s without Retry-After."),
-    fault_rate: float = typer.Option(0.0, help="Share of requests that fail (0..1)."),
-    fault_kinds: str = typer.Option(",".join(FAULT_KINDS), help="Comma list of fault kinds."),
-    fault_seed: int = typer.Option(1, help="Seed of the fault draws."),
+    host: str = typer.Option(
+        "127.0.0.1", metavar="ADDRESS", help="Address to bind (keep it on loopback)."
+    ),
+    port: int = typer.Option(8765, metavar="N", help="Port to bind (0 = any free port)."),
+    threads: int = typer.Option(
+        DEFAULT_THREADS, metavar="N", help="Number of threads in the account."
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, metavar="N", help="Seed of the synthetic account."),
+    latency_ms: float = typer.Option(0.0, metavar="MS", help="Added latency per request."),
+    jitter_ms: float = typer.Option(
+        0.0, metavar="MS", help="Uniform random extra latency per request."
+    ),
+    rate: float = typer.Option(
+        0.0, metavar="RATE", help="Token-bucket rate in requests/s (0 = unlimited)."
+    ),
+    burst: int = typer.Option(10, metavar="N", help="Token-bucket burst size."),
+    retry_after: bool = typer.Option(
+        True, "--retry-after/--no-retry-after", help="Send Retry-After with every 429."
+    ),
+    fault_rate: float = typer.Option(
+        0.0, metavar="SHARE", help="Share of requests that fail (0..1)."
+    ),
+    fault_kinds: str = typer.Option(
+        ",".join(FAULT_KINDS),
+        metavar="KINDS",
+        help=f"Comma list of fault kinds, from {', '.join(FAULT_KINDS)}.",
+    ),
+    fault_seed: int = typer.Option(1, metavar="N", help="Seed of the fault draws."),
     challenge: list[str] = typer.Option(
-        [], help="Cloudflare challenge window FIRST_REQUEST:COUNT (repeatable)."
+        [],
+        metavar="FIRST:COUNT",
+        help="Answer COUNT requests from request number FIRST with the Cloudflare page "
+        "(repeatable).",
     ),
     challenge_after_429s: int = typer.Option(
-        0, help="Open a challenge window after this many 429s within 10 s (0 = never)."
+        0,
+        metavar="N",
+        help="Open a challenge window after this many 429s within 10 s (0 = never).",
     ),
-    era: str = typer.Option("b", help="Session era: b (next-auth cookie) or c (per-account)."),
-    logged_out: bool = typer.Option(False, help="Treat every cookie as invalid."),
-    rotate_session_every: int = typer.Option(0, help="Rotate the session cookie every N."),
-    transient_404: int = typer.Option(0, help="404s before a newly added thread is served."),
-    deleted_rate: float = typer.Option(0.0, help="Share of threads answering ENTRY_DELETED."),
-    expired_rate: float = typer.Option(0.0, help="Share of threads answering ENTRY_EXPIRED."),
-    asset_url_ttl: int = typer.Option(900, help="Lifetime of signed asset URLs in seconds."),
+    era: str = typer.Option(
+        "b",
+        metavar="[b|c]",
+        help="Session era: b (next-auth cookie) or c (per-account cookies and header).",
+    ),
+    logged_out: bool = typer.Option(
+        False, "--logged-out", help="Treat every cookie as invalid (a logged-out session)."
+    ),
+    rotate_session_every: int = typer.Option(
+        0, metavar="N", help="Rotate the session cookie every N requests (0 = never)."
+    ),
+    transient_404: int = typer.Option(
+        0, metavar="N", help="404s before a newly added thread is served."
+    ),
+    deleted_rate: float = typer.Option(
+        0.0, metavar="SHARE", help="Share of threads answering ENTRY_DELETED."
+    ),
+    expired_rate: float = typer.Option(
+        0.0, metavar="SHARE", help="Share of threads answering ENTRY_EXPIRED."
+    ),
+    asset_url_ttl: int = typer.Option(
+        900, metavar="SECONDS", help="Lifetime of signed asset URLs in seconds."
+    ),
     graphql_empty_end_cursor: bool = typer.Option(
-        False, help="Last GraphQL page says hasNextPage=true with an empty endCursor."
+        False,
+        "--graphql-empty-end-cursor",
+        help="Last GraphQL page says hasNextPage=true with an empty endCursor.",
     ),
 ) -> None:
-    """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use."""
+    """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
+
+    \b
+    Examples:
+      pplx-export sim serve --threads 2000 --seed 7
+      pplx-export sim serve --era c --rate 5 --fault-rate 0.02 --challenge 300:20
+    """
+    from pplx_archiver.cli._run import require_simulator
+
+    require_simulator()
     import uvicorn
 
     from pplx_archiver.sim.runner import login_for
@@ -73,7 +121,7 @@ def serve(
             threads=threads, seed=seed, era=era, logged_in=not logged_out,
             rotate_session_every=rotate_session_every, deleted_rate=deleted_rate,
             expired_rate=expired_rate, latency_ms=latency_ms, jitter_ms=jitter_ms, rate=rate,
-            burst=burst, retry_after=not no_retry_after, fault_rate=fault_rate,
+            burst=burst, retry_after=retry_after, fault_rate=fault_rate,
             fault_kinds=tuple(k for k in fault_kinds.split(",") if k), fault_seed=fault_seed,
             challenge_windows=_windows(challenge), challenge_after_429s=challenge_after_429s,
             transient_404=transient_404, asset_url_ttl_s=asset_url_ttl,
@@ -91,10 +139,18 @@ def serve(
 
 @sim_app.command("truth")
 def truth(
-    threads: int = typer.Option(DEFAULT_THREADS, help="Number of threads in the account."),
-    seed: int = typer.Option(DEFAULT_SEED, help="Seed of the synthetic account."),
+    threads: int = typer.Option(
+        DEFAULT_THREADS, metavar="N", help="Number of threads in the account."
+    ),
+    seed: int = typer.Option(DEFAULT_SEED, metavar="N", help="Seed of the synthetic account."),
 ) -> None:
-    """Print the truth manifest of the simulated account as JSON."""
+    """Print the truth manifest of the simulated account as JSON.
+
+    \b
+    Examples:
+      pplx-export sim truth > truth.json
+      pplx-export sim truth --threads 2000 --seed 7 > truth.json
+    """
     from pplx_archiver.sim.state import AccountState
 
     manifest = AccountState(SimConfig(threads=threads, seed=seed)).truth()

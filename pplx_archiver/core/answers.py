@@ -1,4 +1,4 @@
-"""The answer of a turn, in the extraction order of API.md §4.1 plus mode fallbacks.
+"""The answer of a turn, in the extraction order of docs/dev/api.md §5 plus mode fallbacks.
 
 Order: ``ask_text`` markdown answer → the numbered ``ask_text_<N>_markdown`` sections
 joined → the last non-empty workflow ``WORKFLOW_ITEM_TEXT`` with variant ``answer`` →

@@ -2,7 +2,7 @@
 
 Assets live in ``unified_assets`` blocks, plan-block step assets,
 ``thread_metadata.workflow_snapshots.SHARED_FILES`` items and ``sources_payload.assets``
-(API.md §4.8). The shell downloads them; a report's bytes come back in
+(docs/dev/api.md §7). The shell downloads them; a report's bytes come back in
 ``ThreadInput.downloads``.
 """
 

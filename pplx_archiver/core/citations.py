@@ -1,8 +1,8 @@
 """Citations from the three channels, deduplicated by URL per turn and per thread.
 
-Channels (DESIGN.md §3): ``entry.sources`` (list form), the FINAL ``web_results`` (plain
-``text``; its schematized twin is the ``web_results`` block) and every
-``WORKFLOW_ITEM_SOURCES`` of the workflows rendered with the turn (sub-agents and council
+Channels (docs/dev/architecture.md, "Citations"): ``entry.sources`` (list form), the
+FINAL ``web_results`` (plain ``text``; its schematized twin is the ``web_results`` block)
+and every ``WORKFLOW_ITEM_SOURCES`` of the workflows rendered with the turn (sub-agents and council
 members included). The first occurrence of a URL keeps its place; empty fields are filled
 from later occurrences. ``sources.json`` is serialized with sorted keys.
 """

@@ -287,7 +287,7 @@ def _split_cells(line: str) -> list[str]:
     return re.split(r"(?<!\\)\|", line)
 
 
-def _scan(lines: Sequence[str]) -> _Scan:
+def _scan(lines: Sequence[str]) -> _Scan:  # noqa: C901 (one pass of the CommonMark block rules)
     """Classify each line as prose, code, raw HTML or blank; see the module docstring."""
     kinds: list[str] = []
     paras: list[int] = []

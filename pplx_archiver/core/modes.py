@@ -1,4 +1,4 @@
-"""Mode detection (DESIGN.md §3, API.md §6) and the schematized-fetch decision.
+"""Mode detection (docs/dev/api.md §9) and the schematized-fetch decision.
 
 ``search_mode`` on any entry is authoritative; entries that disagree resolve to the most
 specific mode (``MODE_SWITCH``); downstream signals that disagree with it are reported

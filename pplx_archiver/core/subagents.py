@@ -1,10 +1,10 @@
 """Sub-agent payloads and the one place each lands: anchored turn, stub turn or appendix.
 
-A *payload* is a top-level nested ``workflow_payload`` of a background entry (API.md
-§4.3). It is (1) *anchored* when a main entry's workflow carries the same payload id, else
-(2) placed on a ``subagent_result`` *stub* turn created within 10 s of its completion time
-(global greedy by smallest delta; each payload once; a stub may take several), else (3)
-left for the thread *appendix*. Never twice, never dropped.
+A *payload* is a top-level nested ``workflow_payload`` of a background entry
+(docs/dev/api.md §6). It is (1) *anchored* when a main entry's workflow carries the same
+payload id, else (2) placed on a ``subagent_result`` *stub* turn created within 10 s of its
+completion time (global greedy by smallest delta; each payload once; a stub may take
+several), else (3) left for the thread *appendix*. Never twice, never dropped.
 """
 
 from __future__ import annotations

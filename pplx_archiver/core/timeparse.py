@@ -1,6 +1,6 @@
 """Timestamps of every format the API uses, parsed to integer microseconds since the epoch.
 
-Formats seen (API.md §3.5, §4.8, §7.1): naive ISO with microseconds (UTC implied),
+Formats seen (docs/dev/api.md §4): naive ISO with microseconds (UTC implied),
 ISO with ``+00:00`` or ``Z``, fractions that lost trailing zeros, epoch seconds as a
 string (asset ``created_at``), integer microseconds (``created_us``), empty strings for
 unset times. Everything is built with ``datetime`` constructors only; no clock is read.

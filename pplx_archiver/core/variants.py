@@ -1,4 +1,4 @@
-"""Answer variants (A/B rewrites) under the narrowed criterion of DESIGN.md §3.
+"""Answer variants (A/B rewrites) under the narrowed criterion of docs/dev/api.md §6.
 
 A hit is an entry whose ``side_by_side_metadata`` has a non-empty ``sibling_uuid`` AND
 either a ``selection_status`` that is set and not ``SELECTION_STATUS_UNSPECIFIED`` or an

@@ -1,6 +1,6 @@
 """Rendering of work processes: workflow steps and items, plain steps, sub-agents, council.
 
-Every ``WORKFLOW_ITEM_*`` type of API.md §4.2 and every plain step type of §4.5 has a
+Every ``WORKFLOW_ITEM_*`` type and every plain step type of docs/dev/api.md §5 has a
 rendering; an unknown type gets an explicit placeholder (and an ``UNKNOWN_STEP_TYPE``
 finding), never silence. What the web UI folds is rendered in full inside ``<details>``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pplx_archiver.core import labels
@@ -115,60 +115,86 @@ def _status_note(status: str) -> str:
 
 def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
     """One workflow item as Markdown."""
-    kind = item.type
     parts: list[str] = []
     if item.header.strip():
         parts.append(f"**{inline(item.header)}**")
-    if kind == "WORKFLOW_ITEM_TEXT":
-        if item.text.strip():
-            if item.variant in ("thought", "thinking"):
-                parts.append(
-                    md.details(scope.label("thoughts"), scope.block(item.text), trusted=True)
-                )
-            else:
-                parts.append(scope.block(item.text))
-    elif kind == "WORKFLOW_ITEM_SOURCES":
-        if item.text.strip():
-            parts.append(scope.block(item.text))
-        if item.sources:
-            parts.append(f"**{scope.label('sources')}** ({len(item.sources)})")
-            parts.append(source_list(item.sources))
-    elif kind == "WORKFLOW_ITEM_QUERIES":
-        if item.queries:
-            parts.append(f"**{scope.label('queries')}**")
-            parts.append(_bullets(item.queries))
-    elif kind == "WORKFLOW_ITEM_TABLE":
-        parts.append(f"**{scope.label('table')}**")
-        parts.append(md.md_table(item.columns, item.rows).rstrip("\n"))
-    elif kind == "WORKFLOW_ITEM_TODO_LIST":
-        title = f": {inline(item.title)}" if item.title.strip() else ""
-        parts.append(f"**{scope.label('todo_list')}**{title}")
-        lines = [
-            f"- [{'x' if t.status == 'COMPLETED' else ' '}] {inline(t.description)}"
-            + (f" ({inline(t.status)})" if t.status not in ("COMPLETED", "") else "")
-            for t in item.todo
-        ]
-        lines += [f"- {inline(t.status)}: {inline(t.description)}" for t in item.todo_diff]
-        parts.append("\n".join(lines))
-    elif kind == "WORKFLOW_ITEM_USER_QUESTIONS":
-        title = f": {inline(item.title)}" if item.title.strip() else ""
-        parts.append(f"**{scope.label('user_questions')}**{title}")
-        parts.append(_bullets(item.questions))
-    elif kind == "WORKFLOW_ITEM_USER_RESPONSE":
-        parts.append(f"**{scope.label('user_response')}**")
-        parts.append(
-            "\n".join(
-                f"- {inline(q)}: {inline(a)}" if q else f"- {inline(a)}" for q, a in item.responses
-            )
-        )
-    elif kind == "WORKFLOW_ITEM_CONTENT":
-        parts.append(_bullets(item.entities))
-    elif kind == "WORKFLOW_ITEM_WORKFLOW":
-        if item.workflow is not None:
-            parts.append(render_nested(item.workflow, item.id, scope, where, depth + 1))
+    render = _ITEM_RENDERERS.get(item.type)
+    if render is None:
+        parts.append(unknown(item.type, item.raw, item.path, scope))
     else:
-        parts.append(unknown(kind, item.raw, item.path, scope))
+        parts.extend(render(item, scope, where, depth))
     return "\n\n".join(p for p in parts if p)
+
+
+def _text_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    if not item.text.strip():
+        return []
+    if item.variant in ("thought", "thinking"):
+        return [md.details(scope.label("thoughts"), scope.block(item.text), trusted=True)]
+    return [scope.block(item.text)]
+
+
+def _sources_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    parts = [scope.block(item.text)] if item.text.strip() else []
+    if item.sources:
+        parts.append(f"**{scope.label('sources')}** ({len(item.sources)})")
+        parts.append(source_list(item.sources))
+    return parts
+
+
+def _queries_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    if not item.queries:
+        return []
+    return [f"**{scope.label('queries')}**", _bullets(item.queries)]
+
+
+def _table_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    return [f"**{scope.label('table')}**", md.md_table(item.columns, item.rows).rstrip("\n")]
+
+
+def _todo_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    title = f": {inline(item.title)}" if item.title.strip() else ""
+    lines = [
+        f"- [{'x' if t.status == 'COMPLETED' else ' '}] {inline(t.description)}"
+        + (f" ({inline(t.status)})" if t.status not in ("COMPLETED", "") else "")
+        for t in item.todo
+    ]
+    lines += [f"- {inline(t.status)}: {inline(t.description)}" for t in item.todo_diff]
+    return [f"**{scope.label('todo_list')}**{title}", "\n".join(lines)]
+
+
+def _questions_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    title = f": {inline(item.title)}" if item.title.strip() else ""
+    return [f"**{scope.label('user_questions')}**{title}", _bullets(item.questions)]
+
+
+def _responses_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    lines = (f"- {inline(q)}: {inline(a)}" if q else f"- {inline(a)}" for q, a in item.responses)
+    return [f"**{scope.label('user_response')}**", "\n".join(lines)]
+
+
+def _content_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    return [_bullets(item.entities)]
+
+
+def _workflow_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
+    if item.workflow is None:
+        return []
+    return [render_nested(item.workflow, item.id, scope, where, depth + 1)]
+
+
+# How each known item type renders; an unknown type gets the explicit placeholder.
+_ITEM_RENDERERS: dict[str, Callable[[Item, Scope, str, int], list[str]]] = {
+    "WORKFLOW_ITEM_TEXT": _text_item,
+    "WORKFLOW_ITEM_SOURCES": _sources_item,
+    "WORKFLOW_ITEM_QUERIES": _queries_item,
+    "WORKFLOW_ITEM_TABLE": _table_item,
+    "WORKFLOW_ITEM_TODO_LIST": _todo_item,
+    "WORKFLOW_ITEM_USER_QUESTIONS": _questions_item,
+    "WORKFLOW_ITEM_USER_RESPONSE": _responses_item,
+    "WORKFLOW_ITEM_CONTENT": _content_item,
+    "WORKFLOW_ITEM_WORKFLOW": _workflow_item,
+}
 
 
 def unknown(kind: str, raw: Any, path: str, scope: Scope) -> str:

@@ -16,7 +16,9 @@ A bad file is a :class:`~pplx_archiver.errors.ConfigError` naming the file and l
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
+import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,25 @@ NEXT_AUTH_COOKIE = "__Secure-next-auth.session-token"
 PPLX_SESSION_PREFIX = "__Secure-pplx.session."
 LAST_ACTIVE_COOKIE = "__Host-pplx-last-active-account"
 SERVICE_DOMAIN = "perplexity.ai"
+
+
+class _KeepNothing(http.cookiejar.DefaultCookiePolicy):
+    """A jar policy that stores and returns nothing."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+
+def empty_cookie_jar() -> http.cookiejar.CookieJar:
+    """A cookie jar that never keeps a cookie, for every HTTP client of the project.
+
+    The API client sends the session's cookies itself (and only to the API host); the CDN
+    downloader sends none. Neither lets a response plant a cookie for a later request.
+    """
+    return http.cookiejar.CookieJar(policy=_KeepNothing())
 
 
 def is_session_cookie(name: str) -> bool:

@@ -27,10 +27,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import http.cookiejar
 import os
 import time
-import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +39,7 @@ import anyio
 import httpx
 
 from pplx_archiver.errors import FetchError
+from pplx_archiver.shell.cookies import empty_cookie_jar
 from pplx_archiver.shell.ratelimit import RateLimiter
 
 MAX_REDIRECTS = 5
@@ -92,16 +91,6 @@ class Downloaded:
     size: int
     sha256: str
     content_type: str
-
-
-class _NoCookies(http.cookiejar.DefaultCookiePolicy):
-    """A jar policy that keeps nothing: CDN answers never plant cookies for later requests."""
-
-    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
-
-    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
 
 
 def url_path(url: str | None) -> str | None:
@@ -161,7 +150,7 @@ class CdnDownloader:
             timeout=httpx.Timeout(timeout, connect=min(30.0, timeout)),
             follow_redirects=True,
             max_redirects=MAX_REDIRECTS,
-            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+            cookies=empty_cookie_jar(),
             trust_env=False,
             headers={"Accept": "*/*", "Accept-Encoding": "identity"},
         )

@@ -8,7 +8,7 @@ request → seam → retry policy; a 503 shrinks the
 :class:`~pplx_archiver.shell.ratelimit.ConcurrencyWindow` to what the server took
 (``SERVER_BUSY``), so a server that limits requests in flight is not flooded with retries.
 ``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the browser-like
-headers of API.md §1.3 with a fresh ``x-request-id`` and, once known, ``x-pplx-account``.
+headers of docs/dev/api.md §1 with a fresh ``x-request-id`` and, once known, ``x-pplx-account``.
 
 Cookies: httpx's cookie jar is disabled. The ``Cookie`` header is built from the session's
 cookies and attached only to requests for the API origin (scheme, host and port of the base
@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
-import http.cookiejar
 import random
 import re
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -51,7 +49,12 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.cookies import LAST_ACTIVE_COOKIE, cookie_header, is_session_cookie
+from pplx_archiver.shell.cookies import (
+    LAST_ACTIVE_COOKIE,
+    cookie_header,
+    empty_cookie_jar,
+    is_session_cookie,
+)
 from pplx_archiver.shell.ratelimit import (
     Clock,
     ConcurrencyWindow,
@@ -250,16 +253,6 @@ def request_kind(path: str) -> str:
 # --------------------------------------------------------------------------- the client
 
 
-class _NoCookies(http.cookiejar.DefaultCookiePolicy):
-    """A jar policy that stores and returns nothing: the session's cookies are ours alone."""
-
-    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
-
-    def return_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
-        return False
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class ClientStats:
     """Request counters of a run, for the progress bar and the summary."""
@@ -326,7 +319,7 @@ class ApiClient:
                 settings.request_timeout, connect=min(30.0, settings.request_timeout)
             ),
             follow_redirects=False,
-            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+            cookies=empty_cookie_jar(),
             trust_env=False,
         )
         self._log = get_logger()

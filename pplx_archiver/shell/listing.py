@@ -5,7 +5,7 @@ newest first, each thread once. Both listers yield the same rows (the raw ``mode
 update-time strings differ by source: REST ``last_query_datetime`` is naive ISO, GraphQL
 ``updatedAt`` ends in ``Z``).
 
-REST ``list_ask_threads`` guards (API.md §2.1): ``has_next_page`` and ``total_threads`` are
+REST ``list_ask_threads`` guards (docs/dev/api.md §3): ``has_next_page`` and ``total_threads`` are
 never used to stop (``total_threads`` is capped server-side); pages advance by the number of
 items received minus one (a one-item overlap, so a thread deleted during the listing that
 shifts the rest up does not make one slip between two pages); the listing stops on an empty

@@ -17,6 +17,7 @@ import functools
 import random
 
 from pplx_archiver.sim import ids
+from pplx_archiver.sim.text import headline_text, query_text, subtask_text, title_text
 
 US = 1_000_000
 T0_US = 1_788_220_800 * US  # 2026-09-01T00:00:00Z
@@ -261,7 +262,7 @@ def terminal_state(seed: int, index: int, deleted_rate: float, expired_rate: flo
     return "ok"
 
 
-def _title(rng: random.Random) -> str:
+def _title(rng: random.Random, seed: int, index: int) -> str:
     roll = rng.random()
     if roll < 0.06:
         return rng.choice(HOSTILE_TITLES)
@@ -271,8 +272,10 @@ def _title(rng: random.Random) -> str:
         return rng.choice(CJK_TITLES)
     if roll < 0.20:
         return rng.choice(EMOJI_TITLES)
-    words = [rng.choice(WORDS) for _ in range(rng.randint(2, 7))]
-    return " ".join(words).capitalize() + rng.choice(("?", "", " explained", " in 2026"))
+    words = [rng.choice(WORDS) for _ in range(rng.randint(2, 7))]  # the draws of the plan
+    return title_text(
+        seed, index, " ".join(words) + rng.choice(("?", "", " explained", " in 2026"))
+    )
 
 
 def _pick_kind(rng: random.Random) -> str:
@@ -502,7 +505,8 @@ def _make_turn(
         assets, _ = _asset_versions(b, turn_no, kind)
     variant = _variant(rng, b.seed, b.index) if with_variant else None
     words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9)))
-    query = words if rng.random() > 0.1 else rng.choice(CJK_TITLES)
+    query = query_text(b.seed, b.index, turn_no, words)
+    query = query if rng.random() > 0.1 else rng.choice(CJK_TITLES)
     return Turn(
         turn_no,
         backend,
@@ -546,7 +550,7 @@ def _subagents(b: _Builder, launcher: Turn) -> tuple[list[str], int | None]:
             anchor_status = COMPLETED if rng.random() < 0.4 else status
         created = base - rng.randrange(US, 60 * US)
         updated = done if done is not None else base + rng.randrange(5 * US, 15 * US)
-        objective = tuple(f"Sub-task {rng.choice(WORDS)} part {i}" for i in range(3))
+        objective = tuple(subtask_text(b.seed, b.index, rng.choice(WORDS), i) for i in range(3))
         return Payload(
             pid,
             bg,
@@ -561,7 +565,7 @@ def _subagents(b: _Builder, launcher: Turn) -> tuple[list[str], int | None]:
             done,
             updated,
             rng.choice(SUBAGENT_MODELS),
-            f"Investigate {rng.choice(WORDS)}",
+            headline_text(b.seed, b.index, rng.choice(WORDS)),
             objective,
             _urls(rng, b.url_pool, rng.randint(0, 4)),
         )
@@ -604,7 +608,7 @@ def _plan(seed: int, index: int, size: int, updated_us: int | None = None) -> Th
     uuid_rng = random.Random(f"{seed}:ids:{index}")
     kind = _pick_kind(rng)
     n_turns = _turn_count(rng)
-    title = _title(rng)
+    title = _title(rng, seed, index)
     no_sm = rng.random() < 0.08
     switch = not no_sm and kind in ("deep-research", "computer", "council", "study")
     switch = switch and n_turns >= 2 and rng.random() < 0.15

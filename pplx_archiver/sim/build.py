@@ -2,7 +2,7 @@
 
 Pure functions of a :class:`~pplx_archiver.sim.account.ThreadPlan`; the only outside input
 is ``sign``, which turns an asset into a signed CDN URL. Field names, nesting and value types
-follow API.md and the real captures; each timestamp field uses the format the real service
+follow docs/dev/api.md and the real captures; each timestamp field uses the format the real service
 uses for it (naive ISO, ``+00:00``, ``Z``, epoch-second strings, microsecond integers).
 """
 

@@ -13,7 +13,7 @@ DEFAULT_THREADS = 300
 CORE_BAR_THREADS = 2000
 
 # Persisted-query hashes the GraphQL endpoint accepts (full 64-hex strings; the first 16 of
-# each are the ones API.md lists). Stale hashes answer PERSISTED_QUERY_NOT_FOUND.
+# each are those of hashes seen on the real service). Stale hashes answer PERSISTED_QUERY_NOT_FOUND.
 LIBRARY_ROOT_HASH = "a5229c390a6a00f8" + "0" * 48
 LIBRARY_PAGINATION_HASH = "4f6dfcb8e9d3c065" + "0" * 48
 LIBRARY_ROOT_HASH_C = "1c1f9e86416eddf3" + "0" * 48

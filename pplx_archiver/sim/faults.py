@@ -15,11 +15,14 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from pplx_archiver.sim.config import SimConfig
+
+if TYPE_CHECKING:
+    from pplx_archiver.sim.server import SimServer
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -125,6 +128,8 @@ async def _send_simple(
 
 class FaultMiddleware:
     """ASGI middleware adding latency, rate limiting, faults, challenges and stats."""
+
+    sim: SimServer  # set by ``server.create_app``: the simulator behind the outermost layer
 
     def __init__(
         self,

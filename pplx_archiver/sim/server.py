@@ -567,5 +567,5 @@ def create_app(
         Route("/__sim/truth", server.truth),
     ]
     app = FaultMiddleware(Starlette(routes=routes), config, server.stats)
-    app.sim = server  # type: ignore[attr-defined]
+    app.sim = server
     return app

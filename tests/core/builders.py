@@ -1,4 +1,4 @@
-"""Small hand-made payloads in the shapes of API.md §3–§4 and §7a, for core tests."""
+"""Small hand-made payloads in the shapes of docs/dev/api.md §4–§7, for core tests."""
 
 from __future__ import annotations
 

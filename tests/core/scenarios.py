@@ -105,7 +105,7 @@ def computer() -> ThreadInput:
             model="claude48opus",
             steps=[b.step([b.sources_item(*sources)]), b.step([b.text_item(f"Result of {pid}")])],
         )
-        extra = {"locked_reason": "spending_limit_exceeded"} if locked else {}
+        extra: dict[str, Any] = {"locked_reason": "spending_limit_exceeded"} if locked else {}
         return b.entry(
             uid,
             10,

@@ -20,9 +20,12 @@ from pplx_archiver.core.render import needs_blocks
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.server import create_app
 
-PARAMS = [("version", "2.18"), ("source", "default")]
-BLOCKS = [*PARAMS, ("with_schematized_response", "true"), ("with_parent_info", "true"),
-          ("limit", "100"), ("offset", "0"), ("from_first", "false")]  # fmt: skip
+QueryValue = str | int | float | bool | None
+PARAMS: list[tuple[str, QueryValue]] = [("version", "2.18"), ("source", "default")]
+BLOCKS: list[tuple[str, QueryValue]] = [
+    *PARAMS, ("with_schematized_response", "true"), ("with_parent_info", "true"),
+    ("limit", "100"), ("offset", "0"), ("from_first", "false"),
+]  # fmt: skip
 
 
 def _listing(item: dict[str, Any]) -> ListingRow:
@@ -40,7 +43,7 @@ def _listing(item: dict[str, Any]) -> ListingRow:
 
 
 async def _pages(
-    client: httpx.AsyncClient, thread_id: str, params: list[tuple[str, str]]
+    client: httpx.AsyncClient, thread_id: str, params: list[tuple[str, QueryValue]]
 ) -> tuple[RawPage, ...]:
     pages: list[RawPage] = []
     cursor: str | None = None
@@ -60,7 +63,7 @@ async def _pages(
 
 async def _collect(threads: int, seed: int) -> list[tuple[ThreadInput, dict[str, Any]]]:
     app = create_app(SimConfig(threads=threads, seed=seed), clock=lambda: 1_790_000_000.0)
-    cookies = app.sim.sessions.cookies()  # type: ignore[attr-defined]
+    cookies = app.sim.sessions.cookies()
     transport = httpx.ASGITransport(app)
     async with httpx.AsyncClient(
         transport=transport, base_url="http://sim.test", cookies=cookies

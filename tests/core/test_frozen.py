@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,12 @@ class _Reference:
 
 def test_fields_defaults_and_keywords_match_the_dataclass_init() -> None:
     """Positional, keyword and defaulted arguments give the same fields as dataclass init."""
-    for args, kwargs in [(("a",), {}), (("a", ("b",)), {}), ((), {"right": ("c",), "left": "d"})]:
+    cases: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        (("a",), {}),
+        (("a", ("b",)), {}),
+        ((), {"right": ("c",), "left": "d"}),
+    ]
+    for args, kwargs in cases:
         fast, ref = _Pair(*args, **kwargs), _Reference(*args, **kwargs)
         assert (fast.left, fast.right) == (ref.left, ref.right)
     with pytest.raises(TypeError):

@@ -67,7 +67,7 @@ def test_any_mutation_renders_or_raises_payload_error(
     root = {"plain": plain, "blocks": blocks}
     paths = [p for p in _paths(root) if len(p) > 1]
     path = paths[pick % len(paths)]
-    parent = root
+    parent: Any = root
     for key in path[:-1]:
         parent = parent[key]
     if action == "drop" and isinstance(parent, dict):

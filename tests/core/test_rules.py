@@ -1,6 +1,8 @@
-"""The render-core rules of DESIGN.md §3, one behaviour per test, on hand-made payloads."""
+"""The render-core rules (docs/dev/architecture.md), one behaviour per test, on small payloads."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import orjson
 import pytest
@@ -12,13 +14,13 @@ from pplx_archiver.core.interruptions import kind_of
 from pplx_archiver.core.model import ListingRow, RawPage
 from pplx_archiver.core.modes import detect_mode, needs_blocks
 from pplx_archiver.core.render import render_thread
-from pplx_archiver.core.values import SideBySide
+from pplx_archiver.core.values import SideBySide, Thread
 from pplx_archiver.core.variants import is_variant
 from tests.core import builders as b
 from tests.core.scenarios import computer, council, search_plain, study_variant
 
 
-def _thread(*entries: dict, background: list | None = None, **meta: object):
+def _thread(*entries: dict[str, Any], background: list[Any] | None = None, **meta: Any) -> Thread:
     return decode_thread((), (RawPage({}, b.page(list(entries), background, **meta)),))
 
 

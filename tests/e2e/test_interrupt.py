@@ -60,6 +60,7 @@ def test_signal_stops_cleanly_and_rerun_completes(
     done = [r for r in rows if r.status == "done"]
     assert 0 < len(done) < 60
     for row in done:
+        assert row.path is not None
         assert (out / row.path / "thread.json").is_file()
         assert (out / row.path / "conversation.md").is_file()
     again = run_cli(args, out)

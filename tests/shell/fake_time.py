@@ -6,7 +6,8 @@ import asyncio
 import heapq
 import itertools
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -87,7 +88,7 @@ class VirtualTime:
             self.now = max(self.now, wake)
             event.set()
 
-    async def run(self, *jobs: Callable[[], Awaitable[None]]) -> None:
+    async def run(self, *jobs: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run the jobs concurrently under virtual time until all of them finish."""
         if self._running:  # nested: the enclosing run's driver already moves the clock
             async with anyio.create_task_group() as tg:
@@ -100,7 +101,7 @@ class VirtualTime:
         finally:
             self._running = False
 
-    async def _run(self, *jobs: Callable[[], Awaitable[None]]) -> None:
+    async def _run(self, *jobs: Callable[[], Coroutine[Any, Any, None]]) -> None:
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._driver)
             async with anyio.create_task_group() as tg:

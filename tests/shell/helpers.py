@@ -45,7 +45,7 @@ def make_client(
     return ApiClient(
         settings(**setting_keys),
         cookies=dict(cookies) if cookies is not None else {NEXT_AUTH_COOKIE: TOKEN},
-        transport=httpx.MockTransport(handler),
+        transport=httpx.MockTransport(handler),  # type: ignore[arg-type]  # httpx awaits either
         sleep=t.sleep,
         clock=t.clock,
         rand=lambda: rand,

@@ -58,9 +58,9 @@ async def test_era_c_needs_the_account_header() -> None:
         listed, _ = await without.post_json("/rest/thread/list_ask_threads", {"limit": 5})
         assert listed == []
         truth_id = (await without.get_json("/__sim/truth"))[0]["threads"][0]["uuid"]
-        with pytest.raises(ForbiddenError) as info:
+        with pytest.raises(ForbiddenError) as raised:
             await without.get_json(f"/rest/thread/{truth_id}")
-        assert info.value.code == "VIEW_THREAD_NOT_ALLOWED"
+        assert raised.value.code == "VIEW_THREAD_NOT_ALLOWED"
     cred = Credential(cookies, "sim")
     async with open_session(settings(base_url=SIM), credential=cred, transport=_transport(config),
                             sleep=t.sleep, clock=t.clock) as (client, info):  # fmt: skip

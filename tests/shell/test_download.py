@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -25,7 +26,7 @@ async def _no_sleep(_seconds: float) -> None:
     return None
 
 
-def _downloader(handler: httpx.MockTransport, **kw: int) -> CdnDownloader:
+def _downloader(handler: httpx.MockTransport, **kw: Any) -> CdnDownloader:
     return CdnDownloader(transport=handler, sleep=_no_sleep, **kw)
 
 

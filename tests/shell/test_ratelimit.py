@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import anyio
 import pytest
@@ -12,7 +13,7 @@ from tests.shell.fake_time import StepTime, VirtualTime
 
 
 def _limiter(
-    t: StepTime | VirtualTime, rate: float = 2.0, burst: int = 2, **kw: float
+    t: StepTime | VirtualTime, rate: float = 2.0, burst: int = 2, **kw: Any
 ) -> RateLimiter:
     return RateLimiter(rate, burst, clock=t.clock, sleep=t.sleep, **kw)
 
@@ -120,7 +121,7 @@ async def test_pause_applies_to_every_waiter() -> None:
         lim.on_throttle(30.0)
         done["throttled"] = vt.now - start
 
-    def worker(name: str) -> Callable[[], Awaitable[None]]:
+    def worker(name: str) -> Callable[[], Coroutine[Any, Any, None]]:
         async def run() -> None:
             await vt.sleep(1.0)
             await lim.acquire()

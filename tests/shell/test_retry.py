@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import httpx
@@ -47,7 +47,7 @@ def _script(*outcomes: BaseException | str) -> tuple[Callable[[], Awaitable[str]
     return fn, calls
 
 
-def _events(logs: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def _events(logs: Sequence[MutableMapping[str, Any]], name: str) -> list[MutableMapping[str, Any]]:
     return [e for e in logs if e["event"] == name]
 
 

@@ -42,7 +42,7 @@ def _kind(status: str, locked: Any) -> str | None:
 def _workflow(entry: dict[str, Any]) -> dict[str, Any] | None:
     for block in entry.get("blocks") or []:
         if block["intended_usage"] == "workflow_root":
-            return block["workflow_block"]  # type: ignore[no-any-return]
+            return block["workflow_block"]
     return None
 
 
@@ -138,6 +138,7 @@ def naive_truth(
         landing.setdefault(pid, ("stub", n))
     background = []
     for pid, status, locked, _ in payloads:
+        turn: int | None
         if pid in anchors:
             where, turn = "anchored", anchors[pid]
             loc = f"turn_{turn + 1:04d}/subagent"
