@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -15,7 +17,14 @@ import structlog
 import typer
 
 from pplx_archiver import logconfig
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError, exit_code_for
+from pplx_archiver.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    ConfigError,
+    PplxError,
+    StoreError,
+    exit_code_for,
+)
 from pplx_archiver.settings import Settings, load_settings
 
 
@@ -80,12 +89,28 @@ def utc_stamp() -> str:
 
 
 @contextmanager
-def run_logging(settings: Settings, command: str) -> Iterator[Path]:
-    """Configure logs for one command: the run's JSON log file plus stderr."""
+def run_logging(settings: Settings, command: str, *, required: bool = True) -> Iterator[Path]:
+    """Configure logs for one command: the run's JSON log file plus stderr.
+
+    With ``required=False`` (read-only commands) an archive whose ``index/logs`` cannot be
+    written (a read-only archive) logs to stderr only; the yielded path then does not exist.
+    """
     logs = settings.out_dir / "index" / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     path = logs / f"{command}-{utc_stamp()}.jsonl"
-    with path.open("ab") as fh:
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        fh = path.open("ab")
+    except OSError:
+        if required:
+            raise
+        logconfig.register_secret(settings.session_token)
+        logconfig.configure(log_format=settings.log_format, json_files=[])
+        try:
+            yield path
+        finally:
+            structlog.reset_defaults()
+        return
+    with fh:
         logconfig.register_secret(settings.session_token)
         logconfig.configure(log_format=settings.log_format, json_files=[fh])
         try:
@@ -94,9 +119,72 @@ def run_logging(settings: Settings, command: str) -> Iterator[Path]:
             structlog.reset_defaults()  # the log file closes here: no sink may outlive it
 
 
+def check_out_dir(out: Path) -> None:
+    """Refuse an ``--out`` that cannot hold an archive, before anything is created.
+
+    A regular file, a folder that cannot be written, or a path under a regular file is a
+    usage error (exit 2); a missing folder is fine (the writing command creates it).
+    """
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--out {path}: not a folder (a file of that name exists)")
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ConfigError(f"--out {path}: {probe} is a file, not a folder")
+    target = path / "index" if (path / "index").is_dir() else probe
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {path}: {target} is not writable by this user")
+
+
+def project_error(exc: BaseException) -> BaseException:
+    """An OS or SQLite error as the project's StoreError (with the path and a hint)."""
+    if isinstance(exc, PplxError):
+        return exc
+    if isinstance(exc, OSError):
+        where = exc.filename or "the archive"
+        reason = exc.strerror or str(exc)
+        hint = "check free disk space and permissions of the archive folder"
+        return StoreError(f"{where}: {reason}; {hint}")
+    if isinstance(exc, sqlite3.Error):
+        return StoreError(f"index: {exc}; run `pplx-export reindex` if the index is damaged")
+    return exc
+
+
+@contextmanager
+def command_scope(settings: Settings, command: str, *, lock: bool = True) -> Iterator[Path]:
+    """One command's run: its log file, the archive's writer lock, its failure event.
+
+    Every non-zero exit (an error, Ctrl-C, a busy archive) is logged to the run's log file
+    as ``RUN_FAILED`` with the exit code and reason before it propagates.
+    """
+    from pplx_archiver.shell.lock import writer_lock
+
+    with run_logging(settings, command, required=lock) as path:
+        try:
+            with ExitStack() as stack:
+                if lock:
+                    stack.enter_context(writer_lock(settings.out_dir, command))
+                yield path
+        except (PplxError, OSError, sqlite3.Error, KeyboardInterrupt) as exc:
+            error = project_error(exc)
+            structlog.get_logger().error(
+                "RUN_FAILED",
+                command=command,
+                exit_code=exit_code_for(error),
+                error_kind=type(error).__name__,
+                error=logconfig.redact_text(str(error)) or type(error).__name__,
+            )
+            raise error from None
+
+
 def fail(exc: BaseException, err: IO[str] | None = None) -> int:
     """Print an error for a person and return its exit code."""
     stream = err or sys.stderr
+    exc = project_error(exc)
     code = exit_code_for(exc)
     if isinstance(exc, PplxError):
         stream.write(f"error: {logconfig.redact_text(str(exc))}\n")
@@ -111,12 +199,13 @@ def run_cli(command: str, opts: CommonOptions) -> None:
 
     try:
         settings = opts.settings()
+        check_out_dir(settings.out_dir)
     except PplxError as exc:
         raise typer.Exit(fail(exc)) from None
     try:
-        with run_logging(settings, command):
+        with command_scope(settings, command):
             summary = anyio.run(run_command, settings, command, opts)
-    except (PplxError, KeyboardInterrupt) as exc:
+    except (PplxError, KeyboardInterrupt, OSError, sqlite3.Error) as exc:
         raise typer.Exit(fail(exc)) from None
     raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
 

@@ -7,14 +7,24 @@ a lock), so the scheduler's single writer task may call it through ``anyio.to_th
 
 Statuses: ``done`` (all files in place), ``failed`` (retry next run), ``pending`` (being
 written or rewritten; a crash leaves it here, so the next run fetches it again), ``deleted``
-and ``expired`` (the server answered ENTRY_DELETED / ENTRY_EXPIRED; not retried).
+and ``expired`` (the server answered ENTRY_DELETED / ENTRY_EXPIRED; not retried) and
+``not_found`` (the thread answered 404 in two runs, or an id given to ``export`` that the
+service does not know; not retried until ``pplx-export forget`` drops it).
+
+Schema version 2 adds ``not_found`` and the ``files`` column: the size and SHA-256 of every
+file of the thread folder as the last commit wrote it, so a sync can notice missing or
+altered files without parsing them. Version 1 indexes are migrated in place when opened for
+writing. A read-only index (``read_only=True``) is opened with SQLite's ``mode=ro`` and
+never starts a write transaction.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,10 +32,12 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.layout import normalize_timestamp_key
-from pplx_archiver.errors import StoreError
+from pplx_archiver.errors import IndexCorruptError, StoreError
 
-SCHEMA_VERSION = 1
-STATUSES = ("done", "failed", "deleted", "expired", "pending")
+SCHEMA_VERSION = 2
+STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
+TERMINAL_STATUSES = ("deleted", "expired", "not_found")
+REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -36,7 +48,8 @@ CREATE TABLE IF NOT EXISTS threads (
     title            TEXT,
     path             TEXT,
     status           TEXT NOT NULL
-                     CHECK (status IN ('done','failed','deleted','expired','pending')),
+                     CHECK (status IN ('done','failed','deleted','expired','pending',
+                                       'not_found')),
     last_updated     TEXT,
     last_updated_key TEXT,
     created          TEXT,
@@ -49,7 +62,8 @@ CREATE TABLE IF NOT EXISTS threads (
     interruptions    TEXT,
     variant_count    INTEGER NOT NULL DEFAULT 0,
     listing          TEXT,
-    archived_at      TEXT
+    archived_at      TEXT,
+    files            TEXT
 );
 CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
 CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
@@ -69,7 +83,7 @@ CREATE TABLE IF NOT EXISTS variants (
 );
 """
 
-_JSON_COLUMNS = ("completeness", "interruptions", "listing")
+_JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -95,6 +109,7 @@ class ThreadRow:
     variant_count: int
     listing: Mapping[str, Any] | None
     archived_at: str | None
+    files: Mapping[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -118,35 +133,114 @@ def _loads(value: str | None) -> Any:
     return None if value is None else orjson.loads(value)
 
 
+def _db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
+    """The project's error for an SQLite failure: the path, the reason and a hint."""
+    text = str(exc)
+    lowered = text.lower()
+    if "full" in lowered:
+        return StoreError(f"{path}: {what}: {text}; free disk space and run the command again")
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+    if "malformed" in lowered or "not a database" in lowered or "no such table" in lowered:
+        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+    return StoreError(f"{path}: {what}: {text}")
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open the index with ``mode=ro``; fall back to ``immutable=1`` on a read-only folder.
+
+    A WAL database needs its ``-shm`` file to be read; on a read-only folder where no writer
+    left one, SQLite cannot create it. No writer can be running there, so the immutable
+    open (no locking, no shared memory) reads the same data.
+    """
+    if not path.is_file():
+        raise StoreError(f"{path}: no index here")
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if os.access(path.parent, os.W_OK) and "unable to open" not in str(exc):
+            raise
+    return sqlite3.connect(
+        uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+    )
+
+
+def _migrate_v1(db: sqlite3.Connection) -> None:
+    """Schema 1 → 2: the ``not_found`` status (rebuilt CHECK) and the ``files`` column."""
+    columns = [r[1] for r in db.execute("PRAGMA table_info(threads)")]
+    db.execute("ALTER TABLE threads RENAME TO threads_v1")
+    db.execute("DROP INDEX IF EXISTS threads_status")
+    db.execute("DROP INDEX IF EXISTS threads_path")
+    create = _SCHEMA.split("CREATE TABLE IF NOT EXISTS threads")[1].split(";")[0]
+    db.execute("CREATE TABLE threads" + create)
+    names = ", ".join(columns)
+    db.execute(f"INSERT INTO threads ({names}) SELECT {names} FROM threads_v1")
+    db.execute("DROP TABLE threads_v1")
+    db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+
 class Index:
     """The SQLite state index of one archive."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=30.0
-            )
+            if read_only:
+                self._db = _connect_read_only(path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(
+                    path, check_same_thread=False, isolation_level=None, timeout=30.0
+                )
             self._db.row_factory = sqlite3.Row
+            if read_only:
+                self._check_version(self._db.execute("SELECT version FROM schema_version"))
+                return
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             with self._tx():
+                row = self._db.execute(
+                    "SELECT name FROM sqlite_master WHERE name = 'schema_version'"
+                ).fetchone()
+                if row is not None:
+                    found = self._db.execute("SELECT version FROM schema_version").fetchone()
+                    if found is not None and found[0] == 1:
+                        _migrate_v1(self._db)
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 row = self._db.execute("SELECT version FROM schema_version").fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-                elif row[0] != SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{path}: index schema version {row[0]}, this program knows "
-                        f"{SCHEMA_VERSION}"
-                    )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{path}: cannot open the index: {exc}") from exc
+                else:
+                    self._check_version([row])
+        except StoreError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(path, "cannot open the index", exc) from None
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot open the index: {exc.strerror or exc}; "
+                "check that the archive folder is writable"
+            ) from None
+
+    def _check_version(self, rows: Any) -> None:
+        row = next(iter(rows), None)
+        if row is None or row[0] != SCHEMA_VERSION:
+            found = "none" if row is None else row[0]
+            raise StoreError(
+                f"{self.path}: index schema version {found}, this program knows "
+                f"{SCHEMA_VERSION}; open it once with a writing command (or {REINDEX_HINT})"
+            )
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -160,9 +254,14 @@ class Index:
             self.index = index
 
         def __enter__(self) -> sqlite3.Connection:
+            if self.index.read_only:
+                raise StoreError(f"{self.index.path}: the index was opened read-only")
             self.index._lock.acquire()
             try:
                 self.index._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                self.index._lock.release()
+                raise _db_error(self.index.path, "cannot start a transaction", exc) from None
             except BaseException:
                 self.index._lock.release()
                 raise
@@ -171,8 +270,17 @@ class Index:
         def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
             try:
                 self.index._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            except sqlite3.Error as error:
+                if exc_type is None:
+                    try:
+                        self.index._db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                    raise _db_error(self.index.path, "cannot commit", error) from None
             finally:
                 self.index._lock.release()
+            if isinstance(exc, sqlite3.Error):
+                raise _db_error(self.index.path, "write failed", exc) from None
 
     def _tx(self) -> Index._Tx:
         """One write transaction under the lock (commit on success, rollback on error)."""
@@ -183,7 +291,7 @@ class Index:
             try:
                 return list(self._db.execute(sql, args).fetchall())
             except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: query failed: {exc}") from exc
+                raise _db_error(self.path, "query failed", exc) from None
 
     # -- threads ----------------------------------------------------------------------------
 

@@ -149,7 +149,8 @@ class Archive:
         except OSError as exc:
             raise StoreError(f"{self.out}: cannot create the archive: {exc}") from exc
         self._clock = clock
-        self.index = Index(self.out / INDEX_DIR / "archive.sqlite")
+        self.read_only = read_only
+        self.index = Index(self.out / INDEX_DIR / "archive.sqlite", read_only=read_only)
         self.registry = Registry(
             self.out / INDEX_DIR / "answer_variants_log.jsonl",
             self.index,
