@@ -1,4 +1,4 @@
-"""One writer per archive: the writer lock, read-only commands beside it and on a read-only archive."""
+"""One writer per archive: the writer lock, and read-only commands beside a writer."""
 
 from __future__ import annotations
 
