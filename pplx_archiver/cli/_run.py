@@ -58,6 +58,12 @@ class CommonOptions:
     asset_rate: float | None = None
     max_asset_bytes: int | None = None
     page_limit: int | None = None
+    request_deadline: float | None = None
+    download_deadline: float | None = None
+    total_deadline: float | None = None
+    max_body_bytes: int | None = None
+    verbose: bool = False
+    quiet: bool = False
 
     def settings(self) -> Settings:
         return load_settings(
@@ -79,6 +85,10 @@ class CommonOptions:
                 "asset_rate": self.asset_rate,
                 "max_asset_bytes": self.max_asset_bytes,
                 "page_limit": self.page_limit,
+                "request_deadline": self.request_deadline,
+                "download_deadline": self.download_deadline,
+                "total_deadline": self.total_deadline,
+                "max_body_bytes": self.max_body_bytes,
             }
         )
 

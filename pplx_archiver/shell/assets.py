@@ -623,6 +623,8 @@ async def open_assets(
             max_bytes=settings.max_asset_bytes,
             rate=settings.asset_rate,
             timeout=settings.request_timeout,
+            deadline=settings.download_deadline,
+            total_deadline=settings.total_deadline,
             transport=transport,
             sleep=sleep,
             clock=clock,
