@@ -14,7 +14,14 @@ from pplx_archiver import __version__
 from pplx_archiver.cli._app import app
 
 # Command modules under cli/, in the order their commands appear in --help.
-COMMAND_MODULES: tuple[str, ...] = ("archive", "archive_care", "assets", "auth", "sim")
+COMMAND_MODULES: tuple[str, ...] = (
+    "archive",
+    "archive_care",
+    "unattended",
+    "assets",
+    "auth",
+    "sim",
+)
 
 
 def _version(value: bool) -> None:
@@ -34,7 +41,7 @@ def _root(
     Start with `pplx-export demo` (archives a simulated account), then `pplx-export auth check`
     and `pplx-export batch` for your own account. Exit codes: 0 all archived, 1 some threads
     failed, 2 usage or config error, 3 authentication failure, 4 interrupted, 5 stopped by
-    Cloudflare challenges.
+    Cloudflare challenges, 6 archive busy (another command writes it), 7 host unreachable.
     """
 
 

@@ -387,6 +387,13 @@ class Index:
             )
             self._put_variants(db, variants, run_id)
 
+    def forget(self, uuid: str) -> bool:
+        """Delete a thread's row and its variant rows; False when the index does not know it."""
+        with self._tx() as db:
+            cur = db.execute("DELETE FROM threads WHERE uuid = ?", (uuid,))
+            db.execute("DELETE FROM variants WHERE thread_uuid = ?", (uuid,))
+            return bool(cur.rowcount)
+
     def counts(self) -> dict[str, int]:
         """Number of threads per status."""
         rows = self._query("SELECT status, COUNT(*) FROM threads GROUP BY status")

@@ -31,6 +31,7 @@ from pplx_archiver.errors import (
     ChallengeAbort,
     FetchError,
     InterruptedRun,
+    NotFoundError,
     PayloadError,
     TerminalThreadError,
 )
@@ -156,6 +157,9 @@ class Run:
         self._fatal: BaseException | None = None
         self._decisions: list[str] = []
         self.listed_ids: set[str] = set()
+        # True once the listing was read to its end or to a legitimate early stop: only
+        # then may the next run's early stop trust this run (issue 13).
+        self.listing_finished = False
 
     # -- listing ---------------------------------------------------------------------------
     async def _plan(self) -> list[ListingRow]:
@@ -176,9 +180,12 @@ class Run:
                 to_fetch.append(row)
             if stop.observe(decision):
                 log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+                self.listing_finished = True
                 break
             if self.options.limit is not None and len(to_fetch) >= self.options.limit:
                 break
+        else:
+            self.listing_finished = True
         self.summary.plan = dict(planning.Plan.of(self._decisions).counts)
         self.summary.to_fetch = len(to_fetch)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
@@ -241,6 +248,17 @@ class Run:
                 self.store.terminal(uuid, exc.state, self.run_id)
                 self.summary.terminal += 1
                 log.warning("THREAD_TERMINAL", thread_uuid=uuid, state=exc.state)
+                self.progress("terminal", self.summary)
+                return
+            confirm = getattr(self.store, "confirm_not_found", None)
+            # A second 404 in a row (or an unknown id given to export) is terminal.
+            if (
+                isinstance(exc, NotFoundError)
+                and confirm is not None
+                and confirm(uuid, str(exc), self.run_id, self.options.command == "export")
+            ):
+                self.summary.terminal += 1
+                log.warning("THREAD_NOT_FOUND", thread_uuid=uuid, title=row.title)
                 self.progress("terminal", self.summary)
                 return
             path = exc.path if isinstance(exc, PayloadError) else None
