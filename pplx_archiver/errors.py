@@ -69,9 +69,13 @@ class SessionExpiredError(AuthError):
 
 
 class InterruptedRun(PplxError):
-    """The run was stopped by a signal after leaving the archive consistent."""
+    """The run was stopped by a signal after leaving the archive consistent.
+
+    ``reported`` is True when the run's printed summary already said so.
+    """
 
     exit_code = EXIT_INTERRUPTED
+    reported = False
 
 
 class ChallengeAbort(PplxError):

@@ -62,6 +62,9 @@ class Settings:
     download_deadline: float = 240.0
     total_deadline: float = 300.0
     max_body_bytes: int = 64 * 1024 * 1024
+    # What stderr shows: "warning" (warnings, errors; the default), "info" (--verbose: every
+    # event) or "error" (--quiet). The run's log file always holds every event.
+    console_level: str = "warning"
     max_challenges: int = 5
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
@@ -98,6 +101,10 @@ class Settings:
             raise ConfigError(f"burst must be at least 1, got {self.burst}")
         if not 1 <= self.page_limit <= 1000:
             raise ConfigError(f"page limit must be between 1 and 1000, got {self.page_limit}")
+        if self.console_level not in ("info", "warning", "error"):
+            raise ConfigError(
+                f"console level must be info, warning or error, got {self.console_level!r}"
+            )
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be 'en' or 'zh', got {self.lang!r}")
         if self.log_format not in ("auto", "json", "console"):
@@ -140,6 +147,7 @@ _ENV = {
     "PPLX_DOWNLOAD_DEADLINE": "download_deadline",
     "PPLX_TOTAL_DEADLINE": "total_deadline",
     "PPLX_MAX_BODY_BYTES": "max_body_bytes",
+    "PPLX_CONSOLE_LEVEL": "console_level",
 }
 
 

@@ -21,6 +21,7 @@ from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,
     ConfigError,
+    InterruptedRun,
     PplxError,
     StoreError,
     exit_code_for,
@@ -89,6 +90,7 @@ class CommonOptions:
                 "download_deadline": self.download_deadline,
                 "total_deadline": self.total_deadline,
                 "max_body_bytes": self.max_body_bytes,
+                "console_level": "info" if self.verbose else ("error" if self.quiet else None),
             }
         )
 
@@ -114,7 +116,9 @@ def run_logging(settings: Settings, command: str, *, required: bool = True) -> I
         if required:
             raise
         logconfig.register_secret(settings.session_token)
-        logconfig.configure(log_format=settings.log_format, json_files=[])
+        logconfig.configure(
+            log_format=settings.log_format, json_files=[], console_level=settings.console_level
+        )
         try:
             yield path
         finally:
@@ -122,7 +126,9 @@ def run_logging(settings: Settings, command: str, *, required: bool = True) -> I
         return
     with fh:
         logconfig.register_secret(settings.session_token)
-        logconfig.configure(log_format=settings.log_format, json_files=[fh])
+        logconfig.configure(
+            log_format=settings.log_format, json_files=[fh], console_level=settings.console_level
+        )
         try:
             yield path
         finally:
@@ -196,7 +202,11 @@ def fail(exc: BaseException, err: IO[str] | None = None) -> int:
     stream = err or sys.stderr
     exc = project_error(exc)
     code = exit_code_for(exc)
-    if isinstance(exc, PplxError):
+    if isinstance(exc, InterruptedRun) and exc.reported:
+        pass  # the summary said it already: one message
+    elif isinstance(exc, KeyboardInterrupt):
+        stream.write("error: interrupted; the archive is consistent, rerun to continue\n")
+    elif isinstance(exc, PplxError):
         stream.write(f"error: {logconfig.redact_text(str(exc))}\n")
     else:
         stream.write(f"error: unexpected {type(exc).__name__}: {exc}\n")
@@ -212,9 +222,11 @@ def run_cli(command: str, opts: CommonOptions) -> None:
         check_out_dir(settings.out_dir)
     except PplxError as exc:
         raise typer.Exit(fail(exc)) from None
+    if opts.verbose and opts.quiet:
+        raise typer.Exit(fail(ConfigError("--verbose and --quiet exclude each other")))
     try:
-        with command_scope(settings, command):
-            summary = anyio.run(run_command, settings, command, opts)
+        with command_scope(settings, command) as log_path:
+            summary = anyio.run(run_command, settings, command, opts, log_path)
     except (PplxError, KeyboardInterrupt, OSError, sqlite3.Error) as exc:
         raise typer.Exit(fail(exc)) from None
     raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)

@@ -11,6 +11,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -19,7 +20,13 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
-from pplx_archiver.errors import ConfigError, IndexCorruptError, PplxError, exit_code_for
+from pplx_archiver.errors import (
+    ConfigError,
+    IndexCorruptError,
+    InterruptedRun,
+    PplxError,
+    exit_code_for,
+)
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.assets import open_assets
 from pplx_archiver.shell.auth import SessionInfo, open_session
@@ -95,6 +102,7 @@ async def run_command(
     settings: Settings,
     command: str,
     opts: Any,
+    log_path: Path | None = None,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     stdout: IO[str] | None = None,
@@ -200,6 +208,8 @@ async def run_command(
         # Any error ending the run (a connection failure included) means the listing did
         # not complete: the next run must not stop early on its account.
         exit_code = exit_code_for(exc) or 1
+        if isinstance(exc, InterruptedRun) and (summary.listed or summary.total):
+            exc.reported = True  # the summary below says it: the console says it once
         raise
     finally:
         if summary.failed and not exit_code:
@@ -214,7 +224,9 @@ async def run_command(
         archive.finish_run(run_id, event)
         archive.close()
         if summary.listed or summary.total:
-            out.write(summary_text(summary, out_dir=str(settings.out_dir)) + "\n")
+            out.write(
+                summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n"
+            )
     return summary
 
 

@@ -315,7 +315,8 @@ class Run:
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
-                log.warning("RUN_INTERRUPTED", signal=signal.Signals(signum).name)
+                # Logged to the file only: the console says it once, as the run's error line.
+                log.info("RUN_INTERRUPTED", signal=signal.Signals(signum).name)
                 self.summary.interrupted = True
                 scope.cancel()
                 return

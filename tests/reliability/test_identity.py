@@ -70,3 +70,30 @@ def test_identity_spoof_fails_the_thread(
     assert _files(out) == before
     assert index_statuses(out)[claimed["uuid"]] == "done"
     assert not [e for e in result.events if e["event"] == "THREAD_ARCHIVED"]
+
+
+def test_summary_lists_failed_titles_and_the_log_file(
+    spoof_sim: tuple[RunningSim, Spoof], tmp_path: Path
+) -> None:
+    """The console shows no per-thread events by default; the summary lists the failed
+    thread with its title and names the log file; --verbose shows the events."""
+    sim, spoof = spoof_sim
+    out = tmp_path / "a"
+    fast = ("--rate", "1000", "--burst", "100", "--log-format", "console")
+    threads = [t for t in sim_get(sim, "/__sim/truth")["threads"] if t["era_state"] == "ok"]
+    titled = [t for t in threads if t.get("title") and t["title"].isascii()]
+    victim, claimed = titled[0], titled[1]
+    spoof.swap = {victim["uuid"]: claimed["uuid"], victim["slug"]: claimed["slug"]}
+    quiet = run_cli(["batch", *sim_args(sim, out, *fast)], out)
+    assert quiet.exit_code == 1
+    assert "THREAD_ARCHIVED" not in quiet.output
+    assert "THREAD_FAILED" in quiet.output  # errors are shown
+    assert victim["title"][:30] in quiet.output
+    logs = sorted((out / "index" / "logs").glob("batch-*.jsonl"))
+    assert f"log: {logs[-1]}" in quiet.output
+    assert any(e["event"] == "THREAD_ARCHIVED" for e in quiet.events)  # all in the file
+    verbose = run_cli(["sync", *sim_args(sim, out, *fast, "--verbose", "--force")], out)
+    assert "THREAD_ARCHIVED" in verbose.output
+    errors_only = run_cli(["sync", *sim_args(sim, out, *fast, "--quiet", "--force")], out)
+    assert "THREAD_ARCHIVED" not in errors_only.output
+    assert "THREAD_FAILED" in errors_only.output
