@@ -140,3 +140,38 @@ def test_default_limits_bound_a_trickle_to_five_minutes() -> None:
     assert settings.total_deadline <= 300
     assert settings.request_deadline <= settings.total_deadline
     assert settings.download_deadline <= settings.total_deadline
+
+
+def test_trickling_download_fails_on_its_deadline(tmp_path: Path) -> None:
+    """An asset download that trickles is cut by its deadline, retries included."""
+    import anyio
+    import httpx
+
+    from pplx_archiver.shell.download import AssetDownloadError, CdnDownloader
+
+    calls: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        calls.append(1)
+        headers = [(b"content-type", b"application/octet-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        while True:
+            await send({"type": "http.response.body", "body": b"x", "more_body": True})
+            await anyio.sleep(0.05)
+
+    async def main() -> str:
+        downloader = CdnDownloader(
+            deadline=0.3, total_deadline=1.0, transport=httpx.ASGITransport(app=app)
+        )
+        try:
+            await downloader.download("http://cdn.test/a.bin", tmp_path / "a.bin")
+        except AssetDownloadError as exc:
+            return exc.reason
+        finally:
+            await downloader.aclose()
+        return "completed"
+
+    reason = anyio.run(main)
+    assert "within" in reason
+    assert calls  # it was tried
+    assert not list(tmp_path.glob("*.part"))
