@@ -11,9 +11,15 @@
     ├── ChallengeAbort                exit 5  Cloudflare kept challenging; run stopped
     ├── PayloadError                  exit 1  a response did not have the expected shape
     ├── StoreError                    exit 1  the archive could not be written or read
+    │   └── IndexCorruptError                 index/archive.sqlite unreadable: run reindex
     ├── ScheduleError                 exit 1  systemctl / crontab refused a schedule change
+    ├── ArchiveBusyError              exit 6  another process writes this archive (lock held)
     └── FetchError                    exit 1  one request failed (shell/http.py maps to these)
         ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
+        │   ├── ConnectionFailedError  exit 7 the host could not be reached (names the host)
+        │   └── DeadlineError                 a request or download overran its deadline
+        ├── BodyTooLargeError                 an API body exceeded the size cap
+        ├── IdentityMismatchError             a payload names another thread than requested
         ├── RateLimitedError                  429 / RATE_LIMITED (``retry_after`` seconds)
         ├── ChallengeError                    Cloudflare challenge page (HTML 403/503)
         ├── NotFoundError                     404 (not terminal: new threads 404 briefly)
@@ -33,6 +39,8 @@ EXIT_USAGE = 2
 EXIT_AUTH = 3
 EXIT_INTERRUPTED = 4
 EXIT_CHALLENGE = 5
+EXIT_BUSY = 6
+EXIT_CONNECTION = 7
 
 
 class PplxError(Exception):
@@ -66,9 +74,13 @@ class SessionExpiredError(AuthError):
 
 
 class InterruptedRun(PplxError):
-    """The run was stopped by a signal after leaving the archive consistent."""
+    """The run was stopped by a signal after leaving the archive consistent.
+
+    ``reported`` is True when the run's printed summary already said so.
+    """
 
     exit_code = EXIT_INTERRUPTED
+    reported = False
 
 
 class ChallengeAbort(PplxError):
@@ -94,6 +106,16 @@ class ScheduleError(PplxError):
     """Installing or removing a schedule failed (``systemctl`` or ``crontab`` said no)."""
 
 
+class IndexCorruptError(StoreError):
+    """The index database is unreadable or malformed; ``pplx-export reindex`` rebuilds it."""
+
+
+class ArchiveBusyError(PplxError):
+    """Another process holds the archive's writer lock (``index/write.lock``)."""
+
+    exit_code = EXIT_BUSY
+
+
 class FetchError(PplxError):
     """One HTTP request failed; ``status`` is the HTTP status when there was one."""
 
@@ -105,6 +127,31 @@ class FetchError(PplxError):
 
 class TransientError(FetchError):
     """A failure worth retrying: 5xx, timeout, connection error, truncated or non-JSON body."""
+
+
+class ConnectionFailedError(TransientError):
+    """The host could not be reached (refused, unresolvable, unroutable); names the host.
+
+    Retried like any transient error; when it ends a run the exit code is 7.
+    """
+
+    exit_code = EXIT_CONNECTION
+
+    def __init__(self, message: str, *, url: str = "", host: str = "") -> None:
+        super().__init__(message, url=url)
+        self.host = host
+
+
+class DeadlineError(TransientError):
+    """A request or download did not complete (headers and whole body) within its deadline."""
+
+
+class BodyTooLargeError(FetchError):
+    """An API response body was larger than the configured cap; reading stopped there."""
+
+
+class IdentityMismatchError(FetchError):
+    """A thread payload claims another thread's identity than the one requested."""
 
 
 class RateLimitedError(FetchError):

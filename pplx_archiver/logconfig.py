@@ -128,7 +128,16 @@ class _Sinks:
         self.console: TextSink | None = None
         self.console_renderer: Callable[..., Any] | None = None
         self.listeners: list[Callable[[MutableMapping[str, Any]], None]] = []
+        self.stderr_json: ByteSink | None = None
+        self.console_min = 0
         self.lock = threading.Lock()
+
+
+# Console (stderr) levels: "info" shows every event (--verbose), "warning" warnings and
+# errors (the default), "error" errors only (--quiet). Log files always get every event.
+CONSOLE_LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40}
+_LEVEL_NUMBERS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40,
+                  "critical": 50, "exception": 40}  # fmt: skip
 
 
 _sinks = _Sinks()
@@ -145,6 +154,12 @@ def _emit(
         for fh in _sinks.json_files:
             fh.write(line)
             fh.flush()
+        level = _LEVEL_NUMBERS.get(str(event_dict.get("level", "info")), 20)
+        if level < _sinks.console_min:
+            raise structlog.DropEvent
+        if _sinks.stderr_json is not None:
+            _sinks.stderr_json.write(line)
+            _sinks.stderr_json.flush()
         if _sinks.console is not None and _sinks.console_renderer is not None:
             text = _sinks.console_renderer(logger, method, dict(event_dict))
             _sinks.console.write(str(text) + "\n")
@@ -169,17 +184,23 @@ def configure(
     json_files: Iterable[ByteSink] = (),
     stderr: TextSink | None = None,
     listeners: Iterable[Callable[[MutableMapping[str, Any]], None]] = (),
+    console_level: str = "info",
 ) -> None:
-    """Configure structlog for this process; ``log_format`` is auto, json or console."""
+    """Configure structlog for this process; ``log_format`` is auto, json or console.
+
+    ``console_level`` filters what reaches stderr (``info``, ``warning`` or ``error``); the
+    JSON files always receive every event.
+    """
     err: TextSink = stderr if stderr is not None else _CurrentStderr()
     files: list[ByteSink] = list(json_files)
     console_renderer: Callable[..., Any] | None = None
     console: TextSink | None = None
     fmt = log_format
+    stderr_json: ByteSink | None = None
     if fmt == "auto":
         fmt = "console" if err.isatty() else "json"
     if fmt == "json":
-        files.append(_TextToBytes(err))
+        stderr_json = _TextToBytes(err)
     elif fmt == "console":
         console = err
         console_renderer = structlog.dev.ConsoleRenderer(colors=err.isatty())
@@ -188,6 +209,8 @@ def configure(
         _sinks.console = console
         _sinks.console_renderer = console_renderer
         _sinks.listeners = list(listeners)
+        _sinks.stderr_json = stderr_json
+        _sinks.console_min = CONSOLE_LEVELS.get(console_level, 20)
     structlog.configure(
         processors=[*shared_processors(), _emit],
         logger_factory=structlog.ReturnLoggerFactory(),

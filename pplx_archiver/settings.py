@@ -8,6 +8,7 @@ then the defaults below.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -54,12 +55,42 @@ class Settings:
     max_attempts: int = 6
     max_retry_seconds: float = 300.0
     request_timeout: float = 60.0
+    # Wall-clock limits (issue 13): one API request (headers and whole body), one asset
+    # download, and either of them with all its retries; API bodies beyond the cap are not
+    # read. A response trickling forever therefore costs a thread at most total_deadline.
+    request_deadline: float = 60.0
+    download_deadline: float = 240.0
+    total_deadline: float = 300.0
+    max_body_bytes: int = 64 * 1024 * 1024
+    # What stderr shows: "warning" (warnings, errors; the default), "info" (--verbose: every
+    # event) or "error" (--quiet). The run's log file always holds every event.
+    console_level: str = "warning"
     max_challenges: int = 5
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
     )
 
     def __post_init__(self) -> None:
+        for name in (
+            "rate",
+            "asset_rate",
+            "max_retry_seconds",
+            "request_timeout",
+            "request_deadline",
+            "download_deadline",
+            "total_deadline",
+        ):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                raise ConfigError(f"{name.replace('_', '-')} must be a finite positive number, "
+                                  f"got {value!r}")  # fmt: skip
+        if self.max_body_bytes < 1024:
+            raise ConfigError(f"max-body-bytes must be at least 1024, got {self.max_body_bytes}")
+        if self.session_token is not None and not self.session_token.isascii():
+            raise ConfigError(
+                "session token contains non-ASCII characters: copy the cookie value exactly "
+                "(HTTP headers carry ASCII only)"
+            )
         if self.concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
         if self.rate <= 0:
@@ -70,6 +101,10 @@ class Settings:
             raise ConfigError(f"burst must be at least 1, got {self.burst}")
         if not 1 <= self.page_limit <= 1000:
             raise ConfigError(f"page limit must be between 1 and 1000, got {self.page_limit}")
+        if self.console_level not in ("info", "warning", "error"):
+            raise ConfigError(
+                f"console level must be info, warning or error, got {self.console_level!r}"
+            )
         if self.lang not in ("en", "zh"):
             raise ConfigError(f"lang must be 'en' or 'zh', got {self.lang!r}")
         if self.log_format not in ("auto", "json", "console"):
@@ -108,6 +143,11 @@ _ENV = {
     "PPLX_CONFIG_DIR": "config_dir",
     "PPLX_PAGE_LIMIT": "page_limit",
     "PPLX_EARLY_STOP": "early_stop",
+    "PPLX_REQUEST_DEADLINE": "request_deadline",
+    "PPLX_DOWNLOAD_DEADLINE": "download_deadline",
+    "PPLX_TOTAL_DEADLINE": "total_deadline",
+    "PPLX_MAX_BODY_BYTES": "max_body_bytes",
+    "PPLX_CONSOLE_LEVEL": "console_level",
 }
 
 
@@ -134,6 +174,10 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: invalid value {value!r} for {name}: {exc}") from None
 
 
+def _named_config(env: Mapping[str, str]) -> bool:
+    return bool(env.get("PPLX_CONFIG"))
+
+
 def config_file_path(env: Mapping[str, str]) -> Path:
     """The TOML config file this run reads (it may not exist)."""
     if "PPLX_CONFIG" in env:
@@ -142,10 +186,15 @@ def config_file_path(env: Mapping[str, str]) -> Path:
     return Path(base).expanduser() / "config.toml"
 
 
-def _read_config_file(path: Path) -> dict[str, Any]:
+def _read_config_file(path: Path, *, required: bool = False) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
+        if required:
+            raise ConfigError(
+                f"{path}: config file named by PPLX_CONFIG does not exist "
+                "(unset PPLX_CONFIG or create the file)"
+            ) from None
         return {}
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
@@ -169,7 +218,9 @@ def load_settings(
 ) -> Settings:
     """Build the run's settings from overrides (CLI), the environment and the config file."""
     environ: Mapping[str, str] = os.environ if env is None else env
-    values: dict[str, Any] = _read_config_file(config_file_path(environ))
+    values: dict[str, Any] = _read_config_file(
+        config_file_path(environ), required=_named_config(environ)
+    )
     for var, name in _ENV.items():
         if var in environ and environ[var] != "":
             values[name] = _coerce(name, environ[var], f"environment variable {var}")

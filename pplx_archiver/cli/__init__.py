@@ -17,6 +17,7 @@ from pplx_archiver.cli._app import app
 COMMAND_MODULES: tuple[str, ...] = (
     "archive",
     "archive_care",
+    "unattended",
     "search",
     "site",
     "history",
@@ -44,7 +45,7 @@ def _root(
     Start with `pplx-export demo` (archives a simulated account), then `pplx-export auth check`
     and `pplx-export batch` for your own account. Exit codes: 0 all archived, 1 some threads
     failed, 2 usage or config error, 3 authentication failure, 4 interrupted, 5 stopped by
-    Cloudflare challenges.
+    Cloudflare challenges, 6 archive busy (another command writes it), 7 host unreachable.
     """
 
 

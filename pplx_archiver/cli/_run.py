@@ -6,9 +6,11 @@ import contextvars
 import dataclasses
 import shlex
 import shutil
+import os
+import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -20,7 +22,15 @@ import typer
 from pplx_archiver import logconfig
 from pplx_archiver.cli._help import program_name
 from pplx_archiver.cli._monitor import MonitorOptions, run_monitored
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
+from pplx_archiver.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    ConfigError,
+    InterruptedRun,
+    PplxError,
+    StoreError,
+    exit_code_for,
+)
 from pplx_archiver.settings import Settings, load_settings
 
 # The log file of the command being run (the run history records it).
@@ -59,6 +69,12 @@ class CommonOptions:
     asset_rate: float | None = None
     max_asset_bytes: int | None = None
     page_limit: int | None = None
+    request_deadline: float | None = None
+    download_deadline: float | None = None
+    total_deadline: float | None = None
+    max_body_bytes: int | None = None
+    verbose: bool = False
+    quiet: bool = False
     monitor: MonitorOptions = dataclasses.field(default_factory=MonitorOptions)
 
     def settings(self) -> Settings:
@@ -81,6 +97,11 @@ class CommonOptions:
                 "asset_rate": self.asset_rate,
                 "max_asset_bytes": self.max_asset_bytes,
                 "page_limit": self.page_limit,
+                "request_deadline": self.request_deadline,
+                "download_deadline": self.download_deadline,
+                "total_deadline": self.total_deadline,
+                "max_body_bytes": self.max_body_bytes,
+                "console_level": "info" if self.verbose else ("error" if self.quiet else None),
             }
         )
 
@@ -91,26 +112,113 @@ def utc_stamp() -> str:
 
 
 @contextmanager
-def run_logging(settings: Settings, command: str) -> Iterator[Path]:
-    """Configure logs for one command: the run's JSON log file plus stderr."""
+def run_logging(settings: Settings, command: str, *, required: bool = True) -> Iterator[Path]:
+    """Configure logs for one command: the run's JSON log file plus stderr.
+
+    With ``required=False`` (read-only commands) an archive whose ``index/logs`` cannot be
+    written (a read-only archive) logs to stderr only; the yielded path then does not exist.
+    """
     logs = settings.out_dir / "index" / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     path = logs / f"{command}-{utc_stamp()}.jsonl"
     CURRENT_LOG_FILE.set(path)
-    with path.open("ab") as fh:
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        fh = path.open("ab")
+    except OSError:
+        if required:
+            raise
         logconfig.register_secret(settings.session_token)
-        logconfig.configure(log_format=settings.log_format, json_files=[fh])
+        logconfig.configure(
+            log_format=settings.log_format, json_files=[], console_level=settings.console_level
+        )
+        try:
+            yield path
+        finally:
+            structlog.reset_defaults()
+        return
+    with fh:
+        logconfig.register_secret(settings.session_token)
+        logconfig.configure(
+            log_format=settings.log_format, json_files=[fh], console_level=settings.console_level
+        )
         try:
             yield path
         finally:
             structlog.reset_defaults()  # the log file closes here: no sink may outlive it
 
 
+def check_out_dir(out: Path) -> None:
+    """Refuse an ``--out`` that cannot hold an archive, before anything is created.
+
+    A regular file, a folder that cannot be written, or a path under a regular file is a
+    usage error (exit 2); a missing folder is fine (the writing command creates it).
+    """
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--out {path}: not a folder (a file of that name exists)")
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ConfigError(f"--out {path}: {probe} is a file, not a folder")
+    target = path / "index" if (path / "index").is_dir() else probe
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {path}: {target} is not writable by this user")
+
+
+def project_error(exc: BaseException) -> BaseException:
+    """An OS or SQLite error as the project's StoreError (with the path and a hint)."""
+    if isinstance(exc, PplxError):
+        return exc
+    if isinstance(exc, OSError):
+        where = exc.filename or "the archive"
+        reason = exc.strerror or str(exc)
+        hint = "check free disk space and permissions of the archive folder"
+        return StoreError(f"{where}: {reason}; {hint}")
+    if isinstance(exc, sqlite3.Error):
+        return StoreError(f"index: {exc}; run `pplx-export reindex` if the index is damaged")
+    return exc
+
+
+@contextmanager
+def command_scope(settings: Settings, command: str, *, lock: bool = True) -> Iterator[Path]:
+    """One command's run: its log file, the archive's writer lock, its failure event.
+
+    Every non-zero exit (an error, Ctrl-C, a busy archive) is logged to the run's log file
+    as ``RUN_FAILED`` with the exit code and reason before it propagates.
+    """
+    from pplx_archiver.shell.lock import writer_lock
+
+    with run_logging(settings, command, required=lock) as path:
+        try:
+            with ExitStack() as stack:
+                if lock:
+                    stack.enter_context(writer_lock(settings.out_dir, command))
+                yield path
+        except (PplxError, OSError, sqlite3.Error, KeyboardInterrupt) as exc:
+            error = project_error(exc)
+            structlog.get_logger().error(
+                "RUN_FAILED",
+                command=command,
+                exit_code=exit_code_for(error),
+                error_kind=type(error).__name__,
+                error=logconfig.redact_text(str(error)) or type(error).__name__,
+            )
+            raise error from None
+
+
 def fail(exc: BaseException, err: IO[str] | None = None) -> int:
     """Print an error for a person and return its exit code."""
     stream = err or sys.stderr
+    exc = project_error(exc)
     code = exit_code_for(exc)
-    if isinstance(exc, PplxError):
+    if isinstance(exc, InterruptedRun) and exc.reported:
+        pass  # the summary said it already: one message
+    elif isinstance(exc, KeyboardInterrupt):
+        stream.write("error: interrupted; the archive is consistent, rerun to continue\n")
+    elif isinstance(exc, PplxError):
         stream.write(f"error: {logconfig.redact_text(str(exc))}\n")
     else:
         stream.write(f"error: unexpected {type(exc).__name__}: {exc}\n")
@@ -128,12 +236,15 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
 
     try:
         settings = opts.settings()
+        check_out_dir(settings.out_dir)
     except PplxError as exc:
         raise typer.Exit(fail(exc)) from None
+    if opts.verbose and opts.quiet:
+        raise typer.Exit(fail(ConfigError("--verbose and --quiet exclude each other")))
     try:
-        with run_logging(settings, command):
-            summary = anyio.run(run_command, settings, command, opts)
-    except (PplxError, KeyboardInterrupt) as exc:
+        with command_scope(settings, command) as log_path:
+            summary = anyio.run(run_command, settings, command, opts, log_path)
+    except (PplxError, KeyboardInterrupt, OSError, sqlite3.Error) as exc:
         raise typer.Exit(fail(exc)) from None
     raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
 

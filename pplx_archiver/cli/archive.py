@@ -79,6 +79,24 @@ PAGE_LIMIT = typer.Option(
     metavar="N",
     help="Entries per thread page request [default: 100].",
 )
+REQUEST_DEADLINE = typer.Option(
+    None,
+    "--request-deadline",
+    help="Seconds one API request may take, headers and whole body [default: 60].",
+)
+DOWNLOAD_DEADLINE = typer.Option(
+    None, "--download-deadline", help="Seconds one asset download may take [default: 240]."
+)
+TOTAL_DEADLINE = typer.Option(
+    None,
+    "--total-deadline",
+    help="Seconds one request or download may take with all its retries [default: 300].",
+)
+MAX_BODY_BYTES = typer.Option(
+    None, "--max-body-bytes", min=1024, help="Largest API body read [default: 64 MiB]."
+)
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Also show per-thread events.")
+QUIET = typer.Option(False, "--quiet", "-q", help="Show only errors (and the summary).")
 EARLY_STOP = typer.Option(
     None,
     "--early-stop",
@@ -136,6 +154,12 @@ def batch(
     json_summary: bool = JSON,
     healthcheck: str | None = HEALTHCHECK,
     metrics_file: Path | None = METRICS_FILE,
+    request_deadline: float | None = REQUEST_DEADLINE,
+    download_deadline: float | None = DOWNLOAD_DEADLINE,
+    total_deadline: float | None = TOTAL_DEADLINE,
+    max_body_bytes: int | None = MAX_BODY_BYTES,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -181,6 +205,12 @@ def sync(
     json_summary: bool = JSON,
     healthcheck: str | None = HEALTHCHECK,
     metrics_file: Path | None = METRICS_FILE,
+    request_deadline: float | None = REQUEST_DEADLINE,
+    download_deadline: float | None = DOWNLOAD_DEADLINE,
+    total_deadline: float | None = TOTAL_DEADLINE,
+    max_body_bytes: int | None = MAX_BODY_BYTES,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -217,6 +247,12 @@ def export(
     json_summary: bool = JSON,
     healthcheck: str | None = HEALTHCHECK,
     metrics_file: Path | None = METRICS_FILE,
+    request_deadline: float | None = REQUEST_DEADLINE,
+    download_deadline: float | None = DOWNLOAD_DEADLINE,
+    total_deadline: float | None = TOTAL_DEADLINE,
+    max_body_bytes: int | None = MAX_BODY_BYTES,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,

@@ -9,6 +9,7 @@ or config error (including "no archive at --out").
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -18,7 +19,7 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._run import run_logging
+from pplx_archiver.cli._run import command_scope, project_error
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell import rerender as rerender_mod
@@ -34,17 +35,28 @@ def _settings(out: Path | None, lang: str | None = None, log_format: str | None 
 
 
 def _open(settings: Settings, *, read_only: bool) -> Archive:
-    """The archive at ``settings.out_dir``; a missing one is a usage error."""
+    """The archive at ``settings.out_dir``; a missing one is a usage error.
+
+    Read-only opens (status, verify, re-render --dry-run) use SQLite's read-only mode and
+    never start a write transaction: they work on a read-only archive and beside a writer.
+    """
+    _require_archive(settings)
+    return Archive(settings.out_dir, read_only=read_only)
+
+
+def _require_archive(settings: Settings) -> None:
+    if settings.out_dir.exists() and not settings.out_dir.is_dir():
+        raise ConfigError(f"--out {settings.out_dir}: not a folder")
     if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
         raise ConfigError(
             f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
             "pass --out or set PPLX_OUT"
         )
-    return Archive(settings.out_dir, read_only=read_only)
 
 
 def _fail(exc: BaseException) -> None:
     """Print an error for a person and exit with its code."""
+    exc = project_error(exc)
     if isinstance(exc, PplxError):
         sys.stderr.write(f"error: {logconfig.redact_text(str(exc))}\n")
     else:
@@ -52,9 +64,9 @@ def _fail(exc: BaseException) -> None:
     raise typer.Exit(exit_code_for(exc))
 
 
-def _run_log(settings: Settings, command: str) -> AbstractContextManager[Path]:
-    """Send this command's events to ``index/logs/<command>-<UTC>.jsonl`` and stderr."""
-    return run_logging(settings, command)
+def _run_log(settings: Settings, command: str, *, lock: bool) -> AbstractContextManager[Path]:
+    """Events to ``index/logs/<command>-<UTC>.jsonl`` and stderr; the writer lock if ``lock``."""
+    return command_scope(settings, command, lock=lock)
 
 
 @app.command("re-render")
@@ -102,7 +114,11 @@ def re_render(
     """
     try:
         settings = _settings(out, lang, log_format)
-        with _open(settings, read_only=False) as archive, _run_log(settings, "re-render"):
+        _require_archive(settings)
+        with (
+            _run_log(settings, "re-render", lock=not dry_run),
+            _open(settings, read_only=dry_run) as archive,
+        ):
             summary = rerender_mod.rerender(
                 archive,
                 lang=lang,  # None: each thread's recorded language
@@ -111,7 +127,7 @@ def re_render(
                 limit=limit,
                 jobs=jobs or os.cpu_count() or 1,
             )
-    except (PplxError, OSError) as exc:
+    except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
     verb = "would rewrite" if dry_run else "rewrote"
@@ -147,7 +163,7 @@ def status(
         settings = _settings(out)
         with _open(settings, read_only=True) as archive:
             report = status_mod.collect(archive)
-    except (PplxError, OSError) as exc:
+    except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
     if as_json:
@@ -189,7 +205,7 @@ def verify(
         with _open(settings, read_only=True) as archive:
             threads = sum(1 for _ in archive.iter_threads("done"))
             problems = verify_mod.verify(archive, lang=lang, jobs=jobs or os.cpu_count() or 1)
-    except (PplxError, OSError) as exc:
+    except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
     for problem in problems:

@@ -15,7 +15,7 @@ import anyio
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._run import fail, run_logging
+from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.backfill import BackfillSummary, backfill
@@ -115,7 +115,7 @@ def assets_backfill(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
-        with run_logging(settings, "assets-backfill"):
+        with command_scope(settings, "assets-backfill"):
             summary = anyio.run(_run, settings, online, limit)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None

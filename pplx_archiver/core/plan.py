@@ -5,6 +5,7 @@ or ``--force``), ``retry`` (an earlier run failed or left it incomplete), ``unch
 (same update time and complete: skipped without a request) or ``terminal`` (deleted or
 expired: not retried). The listing is newest-first by update time, so once a run of
 ``threshold`` consecutive unchanged threads has passed, everything older is unchanged too.
+A thread confirmed ``not_found`` (404 in two runs) is terminal as well, until forgotten.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ FETCH_DECISIONS = (NEW, UPDATED, RETRY)
 class StoredState:
     """What the index knows of a thread."""
 
-    status: str  # done | failed | pending | deleted | expired
+    status: str  # done | failed | pending | deleted | expired | not_found
     last_updated: str | None
     complete: bool = True
 
@@ -37,7 +38,7 @@ def decide(row: ListingRow, stored: StoredState | None, *, force: bool = False) 
     """Classify one listed thread against the index."""
     if stored is None:
         return NEW
-    if stored.status in ("deleted", "expired"):
+    if stored.status in ("deleted", "expired", "not_found"):
         return TERMINAL
     if stored.status != "done" or not stored.complete:
         return RETRY

@@ -30,6 +30,7 @@ import contextlib
 import contextvars
 import dataclasses
 import hashlib
+import os
 import re
 import secrets
 import shutil
@@ -332,7 +333,7 @@ class AssetSession:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.root = Path(staging)
-        self.staging = self.root / f"run-{secrets.token_hex(4)}"
+        self.staging = self.root / f"run-{os.getpid()}-{secrets.token_hex(4)}"
         self.downloader = downloader
         self.api = api
         self.locate = locate
@@ -575,6 +576,29 @@ def archive_locator(archive: Any) -> Locate:
     return locate
 
 
+def remove_dead_staging(staging: Path) -> int:
+    """Remove staging folders of runs whose process is gone; return how many.
+
+    A folder is ``run-<pid>-<random>``: one whose PID is alive belongs to a running command
+    (the writer lock makes that impossible for a writer, but a folder is never taken from a
+    live process on that assumption alone). Folders of other shapes are leftovers too.
+    """
+    from pplx_archiver.shell.lock import pid_alive
+
+    removed = 0
+    try:
+        children = list(staging.iterdir())
+    except OSError:
+        return 0
+    for child in children:
+        parts = child.name.split("-")
+        if len(parts) == 3 and parts[1].isdigit() and pid_alive(int(parts[1])):
+            continue
+        shutil.rmtree(child, ignore_errors=True)
+        removed += 1
+    return removed
+
+
 @contextlib.asynccontextmanager
 async def open_assets(
     settings: Any,
@@ -592,13 +616,15 @@ async def open_assets(
     ``sleep``/``clock`` pace the CDN budget (pauses, backoffs); a run passes the ones of its
     API client so that every wait of the run is on one clock."""
     staging = Path(archive.out) / "index" / "staging"
-    shutil.rmtree(staging, ignore_errors=True)  # leftovers of an interrupted run
+    remove_dead_staging(staging)  # leftovers of an interrupted run, never a live run's
     downloader = (
         CdnDownloader(
             concurrency=settings.asset_concurrency,
             max_bytes=settings.max_asset_bytes,
             rate=settings.asset_rate,
             timeout=settings.request_timeout,
+            deadline=settings.download_deadline,
+            total_deadline=settings.total_deadline,
             transport=transport,
             sleep=sleep,
             clock=clock,

@@ -79,6 +79,9 @@ def _place(archive: Archive, folder: Path, outcome: AssetOutcome) -> int:
     for rel in sorted(k for k in outcome.files if k != manifest):
         written += write_atomic(safe_join(folder, *rel.split("/")), outcome.files[rel])
     written += write_atomic(safe_join(folder, *manifest.split("/")), outcome.files[manifest])
+    owner = archive.index.path_owner(folder.relative_to(archive.out).as_posix())
+    if owner is not None:
+        archive.update_files(owner, outcome.files)
     return written
 
 

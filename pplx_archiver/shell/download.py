@@ -131,6 +131,8 @@ class CdnDownloader:
         rate: float = DEFAULT_CDN_RATE,
         timeout: float = 60.0,
         attempts: int = DEFAULT_ATTEMPTS,
+        deadline: float = 240.0,
+        total_deadline: float = 300.0,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = anyio.sleep,
         clock: Callable[[], float] = time.monotonic,
@@ -141,6 +143,8 @@ class CdnDownloader:
             raise ValueError(f"max asset bytes must be >= 0, got {max_bytes}")
         self.max_bytes = max_bytes
         self.attempts = max(1, attempts)
+        self.deadline = deadline
+        self.total_deadline = total_deadline
         self.capacity = anyio.CapacityLimiter(concurrency)
         self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
         self._sleep = sleep
@@ -167,12 +171,33 @@ class CdnDownloader:
         await self.aclose()
 
     async def download(self, url: str, dest: Path) -> Downloaded:
-        """Stream ``url`` to ``dest`` (a staging path); retry transient failures a few times."""
+        """Stream ``url`` to ``dest`` (a staging path); retry transient failures a few times.
+
+        Each attempt must finish (headers and whole body) within ``deadline`` seconds, all
+        attempts with their waits within ``total_deadline``; a breach fails this download.
+        """
+        try:
+            with anyio.fail_after(self.total_deadline):
+                return await self._download(url, dest)
+        except TimeoutError:
+            _discard(dest.with_name(dest.name + ".part"))
+            raise AssetDownloadError(
+                f"download not complete within {self.total_deadline:g} s, retries included"
+            ) from None
+
+    async def _download(self, url: str, dest: Path) -> Downloaded:
         for attempt in range(1, self.attempts + 1):
             try:
                 async with self.capacity:
                     await self.limiter.acquire()
-                    return await self._fetch_once(url, dest)
+                    try:
+                        with anyio.fail_after(self.deadline):
+                            return await self._fetch_once(url, dest)
+                    except TimeoutError:
+                        raise AssetDownloadError(
+                            f"download not complete within {self.deadline:g} s (deadline)",
+                            transient=True,
+                        ) from None
             except AssetDownloadError as exc:
                 if not exc.transient or attempt == self.attempts:
                     raise

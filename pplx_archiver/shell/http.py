@@ -38,7 +38,10 @@ import httpx
 import orjson
 
 from pplx_archiver.errors import (
+    BodyTooLargeError,
     ChallengeError,
+    ConnectionFailedError,
+    DeadlineError,
     FetchError,
     ForbiddenError,
     NotFoundError,
@@ -200,9 +203,51 @@ def map_transport_error(exc: httpx.HTTPError, where: str) -> FetchError:
         return TransientError(f"timeout ({type(exc).__name__})", url=where)
     if isinstance(exc, httpx.UnsupportedProtocol):
         return FetchError(f"unsupported URL: {exc}", url=where)
+    if isinstance(exc, httpx.ConnectError):
+        host = _host_of(exc)
+        return ConnectionFailedError(
+            f"cannot connect to {host} ({type(exc).__name__}: {exc or 'refused'})",
+            url=where,
+            host=host,
+        )
     if isinstance(exc, httpx.TransportError | httpx.DecodingError):
         return TransientError(f"connection failed ({type(exc).__name__})", url=where)
     return FetchError(f"request failed ({type(exc).__name__})", url=where)
+
+
+def _host_of(exc: httpx.HTTPError) -> str:
+    try:
+        url = exc.request.url
+    except RuntimeError:
+        return "the API host"
+    return f"{url.host}:{url.port}" if url.port else str(url.host)
+
+
+async def read_capped(response: httpx.Response, cap: int) -> bytes:
+    """The whole (decoded) body of a streamed response, refusing more than ``cap`` bytes.
+
+    A ``Content-Length`` above the cap is refused before anything is read; otherwise the
+    body is read chunk by chunk and reading stops at the first byte beyond the cap.
+    """
+    where = response.request.url.path
+    announced = response.headers.get("content-length", "").strip()
+    if announced.isdigit() and int(announced) > cap:
+        raise BodyTooLargeError(
+            f"response body of {announced} bytes exceeds the {cap}-byte cap", url=where
+        )
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise BodyTooLargeError(
+                f"response body exceeds the {cap}-byte cap (reading stopped)", url=where
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+_DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 def parse_set_cookie(header: str) -> tuple[str, str, bool, str] | None:
@@ -305,6 +350,9 @@ class ApiClient:
             RetryPolicy.from_settings(settings), self.limiter, sleep=sleep, rand=rand
         )
         self._on_cookie_rotated = on_cookie_rotated
+        self._deadline = settings.request_deadline
+        self._total_deadline = settings.total_deadline
+        self._max_body = settings.max_body_bytes
         if transport is None and settings.impersonate:
             from pplx_archiver.shell.transport_curl import CurlTransport
 
@@ -418,7 +466,16 @@ class ApiClient:
             self.window.on_success()
             return answer
 
-        return await self.retrier.call(attempt, path=path, auth_fatal=auth_fatal)
+        try:
+            with anyio.fail_after(self._total_deadline):
+                return await self.retrier.call(attempt, path=path, auth_fatal=auth_fatal)
+        except TimeoutError:
+            self._errors["deadline"] += 1
+            raise DeadlineError(
+                f"{path}: no complete answer within {self._total_deadline:g} s, retries "
+                "included (total deadline)",
+                url=path,
+            ) from None
 
     def _query(self, path: str, params: Params | None) -> list[tuple[str, Any]]:
         pairs = list(params.items()) if isinstance(params, Mapping) else list(params or ())
@@ -459,11 +516,32 @@ class ApiClient:
         )
         self._requests[kind] += 1
         try:
-            response = await self._http.send(request)
+            # One deadline for the whole request: connect, headers and every body byte.
+            with anyio.fail_after(self._deadline):
+                streamed = await self._http.send(request, stream=True)
+                try:
+                    body = await read_capped(streamed, self._max_body)
+                finally:
+                    await streamed.aclose()
+        except TimeoutError:
+            self._errors["deadline"] += 1
+            raise DeadlineError(
+                f"{path}: no complete answer within {self._deadline:g} s (request deadline)",
+                url=path,
+            ) from None
+        except BodyTooLargeError:
+            self._errors["too_large"] += 1
+            raise
         except httpx.HTTPError as exc:
             error = map_transport_error(exc, path)
             self._errors["transient" if isinstance(error, TransientError) else "fetch"] += 1
             raise error from exc
+        headers = [
+            (k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _DROPPED_HEADERS
+        ]
+        response = httpx.Response(
+            streamed.status_code, headers=headers, content=body, request=request
+        )
         self._statuses[response.status_code] += 1
         self._absorb_cookies(response)
         try:

@@ -7,14 +7,24 @@ a lock), so the scheduler's single writer task may call it through ``anyio.to_th
 
 Statuses: ``done`` (all files in place), ``failed`` (retry next run), ``pending`` (being
 written or rewritten; a crash leaves it here, so the next run fetches it again), ``deleted``
-and ``expired`` (the server answered ENTRY_DELETED / ENTRY_EXPIRED; not retried).
+and ``expired`` (the server answered ENTRY_DELETED / ENTRY_EXPIRED; not retried) and
+``not_found`` (the thread answered 404 in two runs, or an id given to ``export`` that the
+service does not know; not retried until ``pplx-export forget`` drops it).
+
+Schema version 2 adds ``not_found`` and the ``files`` column: the size and SHA-256 of every
+file of the thread folder as the last commit wrote it, so a sync can notice missing or
+altered files without parsing them. Version 1 indexes are migrated in place when opened for
+writing. A read-only index (``read_only=True``) is opened with SQLite's ``mode=ro`` and
+never starts a write transaction.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,10 +33,12 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.layout import normalize_timestamp_key
-from pplx_archiver.errors import StoreError
+from pplx_archiver.errors import IndexCorruptError, StoreError
 
-SCHEMA_VERSION = 2
-STATUSES = ("done", "failed", "deleted", "expired", "pending")
+SCHEMA_VERSION = 3
+STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
+TERMINAL_STATUSES = ("deleted", "expired", "not_found")
+REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -37,7 +49,8 @@ CREATE TABLE IF NOT EXISTS threads (
     title            TEXT,
     path             TEXT,
     status           TEXT NOT NULL
-                     CHECK (status IN ('done','failed','deleted','expired','pending')),
+                     CHECK (status IN ('done','failed','deleted','expired','pending',
+                                       'not_found')),
     last_updated     TEXT,
     last_updated_key TEXT,
     created          TEXT,
@@ -52,7 +65,8 @@ CREATE TABLE IF NOT EXISTS threads (
     listing          TEXT,
     archived_at      TEXT,
     first_failed_at  TEXT,
-    last_failed_at   TEXT
+    last_failed_at   TEXT,
+    files            TEXT
 );
 CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
 CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
@@ -74,10 +88,11 @@ CREATE TABLE IF NOT EXISTS variants (
 );
 """
 
-_JSON_COLUMNS = ("completeness", "interruptions", "listing")
+_JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")
 
-# Schema migrations: version N-1 → N, run in order inside the opening transaction.
-_MIGRATIONS: dict[int, tuple[str, ...]] = {
+# Schema migrations: version N-1 → N, run in order inside the opening transaction; a step is
+# SQL statements or a function (3 rebuilds the threads table, defined below).
+_MIGRATIONS: dict[int, tuple[str, ...] | Callable[[sqlite3.Connection], None]] = {
     # 2: run history (exit code, log file) and when a failing thread first and last failed;
     # threads failing before the upgrade get their last run's start as both dates.
     2: (
@@ -120,6 +135,7 @@ class ThreadRow:
     archived_at: str | None
     first_failed_at: str | None = None
     last_failed_at: str | None = None
+    files: Mapping[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -161,18 +177,79 @@ def _run_row(r: sqlite3.Row) -> RunRow:
     )
 
 
+def _db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
+    """The project's error for an SQLite failure: the path, the reason and a hint."""
+    text = str(exc)
+    lowered = text.lower()
+    if "full" in lowered:
+        return StoreError(f"{path}: {what}: {text}; free disk space and run the command again")
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+    if "malformed" in lowered or "not a database" in lowered or "no such table" in lowered:
+        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+    return StoreError(f"{path}: {what}: {text}")
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open the index with ``mode=ro``; fall back to ``immutable=1`` on a read-only folder.
+
+    A WAL database needs its ``-shm`` file to be read; on a read-only folder where no writer
+    left one, SQLite cannot create it. No writer can be running there, so the immutable
+    open (no locking, no shared memory) reads the same data.
+    """
+    if not path.is_file():
+        raise StoreError(f"{path}: no index here")
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if os.access(path.parent, os.W_OK) and "unable to open" not in str(exc):
+            raise
+    return sqlite3.connect(
+        uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+    )
+
+
+def _migrate_status_and_files(db: sqlite3.Connection) -> None:
+    """Schema 2 → 3: the ``not_found`` status (rebuilt CHECK) and the ``files`` column."""
+    columns = [r[1] for r in db.execute("PRAGMA table_info(threads)")]
+    db.execute("ALTER TABLE threads RENAME TO threads_v1")
+    db.execute("DROP INDEX IF EXISTS threads_status")
+    db.execute("DROP INDEX IF EXISTS threads_path")
+    create = _SCHEMA.split("CREATE TABLE IF NOT EXISTS threads")[1].split(";")[0]
+    db.execute("CREATE TABLE threads" + create)
+    names = ", ".join(columns)
+    db.execute(f"INSERT INTO threads ({names}) SELECT {names} FROM threads_v1")
+    db.execute("DROP TABLE threads_v1")
+
+
+_MIGRATIONS[3] = _migrate_status_and_files
+
+
 class Index:
     """The SQLite state index of one archive."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=30.0
-            )
+            if read_only:
+                self._db = _connect_read_only(path)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(
+                    path, check_same_thread=False, isolation_level=None, timeout=30.0
+                )
             self._db.row_factory = sqlite3.Row
+            if read_only:
+                self._check_version(self._db.execute("SELECT version FROM schema_version"))
+                return
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -188,21 +265,38 @@ class Index:
                 row = self._db.execute("SELECT version FROM schema_version").fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-                elif row[0] != SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{path}: index schema version {row[0]}, this program knows "
-                        f"{SCHEMA_VERSION}"
-                    )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{path}: cannot open the index: {exc}") from exc
+                else:
+                    self._check_version([row])
+        except StoreError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise _db_error(path, "cannot open the index", exc) from None
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot open the index: {exc.strerror or exc}; "
+                "check that the archive folder is writable"
+            ) from None
+
+    def _check_version(self, rows: Any) -> None:
+        row = next(iter(rows), None)
+        if row is None or row[0] != SCHEMA_VERSION:
+            found = "none" if row is None else row[0]
+            raise StoreError(
+                f"{self.path}: index schema version {found}, this program knows "
+                f"{SCHEMA_VERSION}; open it once with a writing command (or {REINDEX_HINT})"
+            )
 
     def _migrate(self, path: Path) -> None:
         """Bring an index of an older schema version up to :data:`SCHEMA_VERSION`."""
         row = self._db.execute("SELECT version FROM schema_version").fetchone()
         version = int(row[0]) if row is not None else SCHEMA_VERSION
         while version < SCHEMA_VERSION and version + 1 in _MIGRATIONS:
-            for statement in _MIGRATIONS[version + 1]:
-                self._db.execute(statement)
+            step = _MIGRATIONS[version + 1]
+            if callable(step):
+                step(self._db)
+            else:
+                for statement in step:
+                    self._db.execute(statement)
             version += 1
             self._db.execute("UPDATE schema_version SET version = ?", (version,))
 
@@ -218,9 +312,14 @@ class Index:
             self.index = index
 
         def __enter__(self) -> sqlite3.Connection:
+            if self.index.read_only:
+                raise StoreError(f"{self.index.path}: the index was opened read-only")
             self.index._lock.acquire()
             try:
                 self.index._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                self.index._lock.release()
+                raise _db_error(self.index.path, "cannot start a transaction", exc) from None
             except BaseException:
                 self.index._lock.release()
                 raise
@@ -229,8 +328,17 @@ class Index:
         def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
             try:
                 self.index._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            except sqlite3.Error as error:
+                if exc_type is None:
+                    try:
+                        self.index._db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                    raise _db_error(self.index.path, "cannot commit", error) from None
             finally:
                 self.index._lock.release()
+            if isinstance(exc, sqlite3.Error):
+                raise _db_error(self.index.path, "write failed", exc) from None
 
     def _tx(self) -> Index._Tx:
         """One write transaction under the lock (commit on success, rollback on error)."""
@@ -245,7 +353,7 @@ class Index:
             try:
                 return list(self._db.execute(sql, args).fetchall())
             except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: query failed: {exc}") from exc
+                raise _db_error(self.path, "query failed", exc) from None
 
     # -- threads ----------------------------------------------------------------------------
 
@@ -364,6 +472,13 @@ class Index:
             self._put_variants(db, variants, run_id)
             if hook is not None:
                 hook(db)
+
+    def forget(self, uuid: str) -> bool:
+        """Delete a thread's row and its variant rows; False when the index does not know it."""
+        with self._tx() as db:
+            cur = db.execute("DELETE FROM threads WHERE uuid = ?", (uuid,))
+            db.execute("DELETE FROM variants WHERE thread_uuid = ?", (uuid,))
+            return bool(cur.rowcount)
 
     def counts(self) -> dict[str, int]:
         """Number of threads per status."""

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from pplx_archiver.core.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult
 from pplx_archiver.core.paginate import PagingRecord
-from pplx_archiver.errors import ConfigError
+from pplx_archiver.errors import ConfigError, IdentityMismatchError
 from pplx_archiver.shell.assets import AssetOutcome, AssetSession, current_session
 
 
@@ -116,7 +116,43 @@ async def fetch_thread(
         plan: ThreadPlan = stop.value
     plain = _fetched(plan.plain)
     assert plain is not None
+    check_identity(row, plan.result.thread_uuid, plain.pages)
     return FetchedThread(row, plain, _fetched(plan.blocks), plan.result, outcome)
+
+
+_ID_KEYS = ("thread_url_slug", "uuid", "backend_uuid", "context_uuid", "frontend_uuid")
+
+
+def payload_identities(pages: Sequence[RawPage]) -> set[str]:
+    """Every id a thread payload gives itself (entry slugs, uuids, context uuids)."""
+    found: set[str] = set()
+    for page in pages:
+        body = page.body
+        entries = body.get("entries") if isinstance(body, dict) else None
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, dict):
+                found.update(v for k in _ID_KEYS if isinstance(v := entry.get(k), str) and v)
+    return found
+
+
+def check_identity(row: ListingRow, thread_uuid: str, pages: Sequence[RawPage]) -> None:
+    """Refuse a payload that claims another thread's identity than the one requested.
+
+    The folder and the index row of a thread are chosen from the payload's own id, so a
+    payload answering for thread B to a request for thread A would overwrite B's verbatim
+    raw files. The id the archive files the thread under must be the requested one (or its
+    listed slug), or the requested id must be one the payload's entries carry.
+    """
+    requested = {row.thread_id, *([row.slug] if row.slug else [])}
+    if thread_uuid in requested:
+        return
+    if requested & payload_identities(pages):
+        return
+    raise IdentityMismatchError(
+        f"identity_mismatch: requested thread {row.thread_id}, the payload is thread "
+        f"{thread_uuid}; nothing written",
+        url=f"/rest/thread/{row.thread_id}",
+    )
 
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{2,199}$")

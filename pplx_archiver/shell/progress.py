@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console
@@ -79,8 +80,12 @@ class ProgressView:
         )
 
 
-def summary_text(summary: RunSummary, *, out_dir: str) -> str:
-    """The closing lines of a run, for people (the RUN_SUMMARY event is for machines)."""
+def summary_text(summary: RunSummary, *, out_dir: str, log_file: Path | None = None) -> str:
+    """The closing lines of a run, for people (the RUN_SUMMARY event is for machines).
+
+    Failed threads are listed with their titles; the last line names the run's log file,
+    where every per-thread event is.
+    """
     lines = [
         f"{summary.command}: archived {summary.archived} · unchanged {summary.unchanged} · "
         f"failed {summary.failed} · total {summary.total}"
@@ -90,7 +95,8 @@ def summary_text(summary: RunSummary, *, out_dir: str) -> str:
     ]
     for failure in summary.failures[:20]:
         where = f" at {failure['json_path']}" if failure.get("json_path") else ""
-        lines.append(f"  failed {failure['thread_uuid']}{where}: {failure['error']}")
+        title = _one_line(str(failure.get("title") or "untitled"))
+        lines.append(f"  failed {failure['thread_uuid']} “{title}”{where}: {failure['error']}")
     if len(summary.failures) > 20:
         lines.append(f"  … and {len(summary.failures) - 20} more (see `pplx-export status`)")
     if summary.variant_hits:
@@ -100,4 +106,12 @@ def summary_text(summary: RunSummary, *, out_dir: str) -> str:
         )
     if summary.interrupted:
         lines.append("interrupted: the archive is consistent; run the same command to continue")
+    if log_file is not None and log_file.exists():
+        lines.append(f"log: {log_file}")
     return "\n".join(lines)
+
+
+def _one_line(text: str, limit: int = 60) -> str:
+    """A title safe for one terminal line: control characters replaced, shortened."""
+    clean = "".join(ch if ch.isprintable() else " " for ch in text).strip()
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"

@@ -48,11 +48,14 @@ def strip_meta(line: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in line.items() if k not in META_KEYS}
 
 
-def read_lines(path: Path) -> tuple[list[dict[str, Any]], int | None]:
+def read_lines(
+    path: Path, problems: list[tuple[int, str]] | None = None
+) -> tuple[list[dict[str, Any]], int | None]:
     """Parse the registry; return its lines and the byte offset of a torn tail (or None).
 
-    A last line that is unterminated or not JSON is torn; a bad line elsewhere is a
-    :class:`StoreError` naming its line number.
+    A last line that is unterminated or not JSON is torn. A bad line elsewhere is a
+    :class:`StoreError` naming its line number, unless ``problems`` is given: then it is
+    skipped and recorded there as (line number, reason) so the caller can report it.
     """
     try:
         data = path.read_bytes()
@@ -67,10 +70,15 @@ def read_lines(path: Path) -> tuple[list[dict[str, Any]], int | None]:
             value = orjson.loads(raw)
             if not isinstance(value, dict):
                 raise ValueError("not an object")
-        except (orjson.JSONDecodeError, ValueError) as exc:
+            record_key(value)
+        except (orjson.JSONDecodeError, ValueError, StoreError) as exc:
             if number == len(complete):  # a garbled last line: torn by a crash, cut it off
                 return lines, offset
-            raise StoreError(f"{path}:{number}: not a JSON object line: {exc}") from None
+            if problems is None:
+                raise StoreError(f"{path}:{number}: not a variant record line: {exc}") from None
+            problems.append((number, f"not a variant record line: {exc}"))
+            offset += len(raw) + 1
+            continue
         lines.append(value)
         offset += len(raw) + 1
     return lines, (offset if torn else None)
@@ -91,8 +99,11 @@ class Registry:
         self._index = index
         self._clock = clock
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lines, torn_at = read_lines(path)
+        # Bad lines are skipped and kept here (verify reports them; reindex rewrites the file).
+        self.problems: list[tuple[int, str]] = []
+        if repair:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        lines, torn_at = read_lines(path, self.problems)
         if torn_at is not None and repair:
             with open(path, "r+b") as fh:
                 fh.truncate(torn_at)
@@ -102,6 +113,30 @@ class Registry:
         for line in lines:
             self._current[record_key(line)] = strip_meta(line)
         self.repaired = torn_at is not None and repair
+
+    def rewrite(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Replace the file with one line per record (atomic); return the number written.
+
+        ``pplx-export reindex`` uses it to drop bad and duplicate lines: each record keeps
+        its bookkeeping keys (``source``, ``change``, ``registered_at``) when it has them.
+        """
+        from pplx_archiver.shell.fsutil import write_atomic
+
+        chunk = bytearray()
+        current: dict[Key, dict[str, Any]] = {}
+        count = 0
+        for rec in records:
+            chunk += orjson.dumps(dict(rec), option=orjson.OPT_SORT_KEYS) + b"\n"
+            current[record_key(rec)] = strip_meta(rec)
+            count += 1
+        with self._lock:
+            try:
+                write_atomic(self.path, bytes(chunk))
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot rewrite the registry: {exc}") from exc
+            self._current = current
+            self.problems = []
+        return count
 
     def current(self) -> dict[Key, dict[str, Any]]:
         """The newest record of every (thread, entry) key."""

@@ -340,6 +340,8 @@ def apply(archive: Archive, rendered: Rendered) -> tuple[int, int]:
             pass
     if removed:
         fsync_dir(folder)
+    if written or removed:
+        archive.update_files(rendered.uuid, rendered.changed, rendered.stale)
     return written, removed
 
 

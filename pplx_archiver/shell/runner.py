@@ -7,9 +7,11 @@ the :class:`~pplx_archiver.shell.scheduler.RunSummary` and always ends with ``RU
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -18,7 +20,13 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
-from pplx_archiver.errors import PplxError, exit_code_for
+from pplx_archiver.errors import (
+    ConfigError,
+    IndexCorruptError,
+    InterruptedRun,
+    PplxError,
+    exit_code_for,
+)
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.assets import open_assets
 from pplx_archiver.shell.auth import SessionInfo, open_session
@@ -56,8 +64,32 @@ def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOp
     )
 
 
-def _id_lister(ids: list[str]) -> Callable[[], AsyncIterator[ListingRow]]:
-    rows = [ListingRow(thread_id=thread_id_from_arg(arg)) for arg in ids]
+_SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
+
+
+def resolve_thread_arg(archive: Archive, arg: str) -> str:
+    """A thread id from a command-line argument; an 8-hex-digit folder suffix is looked up.
+
+    Folder names end in the first 8 characters of the thread's uuid; those alone are not an
+    id the service knows, so they are resolved through the index (unknown or ambiguous: a
+    usage error, before any request).
+    """
+    thread_id = thread_id_from_arg(arg)
+    if not _SHORT_ID.match(thread_id):
+        return thread_id
+    matches = [row.uuid for row in archive.iter_threads() if row.uuid.startswith(thread_id)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ConfigError(
+            f"{arg!r} looks like the short id of a thread folder, but no archived thread's "
+            "uuid starts with it; pass the whole uuid (thread.json has it), a slug or a URL"
+        )
+    raise ConfigError(f"{arg!r} matches {len(matches)} archived threads; pass the whole uuid")
+
+
+def _id_lister(archive: Archive, ids: list[str]) -> Callable[[], AsyncIterator[ListingRow]]:
+    rows = [ListingRow(thread_id=resolve_thread_arg(archive, arg)) for arg in ids]
 
     async def gen() -> AsyncIterator[ListingRow]:
         for row in rows:
@@ -70,6 +102,7 @@ async def run_command(
     settings: Settings,
     command: str,
     opts: Any,
+    log_path: Path | None = None,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     stdout: IO[str] | None = None,
@@ -84,11 +117,27 @@ async def run_command(
     challenge pauses takes no real time; a wait left on the real clock would stall such a run.
     """
     out = stdout or sys.stdout
+    index_file = settings.out_dir / "index" / "archive.sqlite"
+    if not index_file.exists() and any(settings.out_dir.glob("*/*/*/thread.json")):
+        raise IndexCorruptError(
+            f"{index_file} is missing but the archive holds thread folders; run "
+            f"`pplx-export reindex --out {settings.out_dir}` to rebuild it (a run now would "
+            "fetch the whole account again)"
+        )
     archive = Archive(settings.out_dir, group_commit=True)
+    ids = getattr(opts, "thread", None)
+    try:
+        lister_ids = _id_lister(archive, list(ids)) if ids else None
+    except PplxError:
+        archive.close()
+        raise
     early_stop_guard = listing_gap_reason(archive)
+    # sync --full / --force also compares the recorded hashes of every stored file.
+    archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
     run_id = archive.begin_run(command)
     summary = RunSummary(command=command)
     exit_code = 0
+    listing_finished = False
     try:
         async with open_session(settings, transport=transport, sleep=sleep, clock=clock) as (
             client,
@@ -105,9 +154,8 @@ async def run_command(
                 # Threads older than the unchanged ones may be missing: list everything.
                 log.info("EARLY_STOP_DISABLED", reason=early_stop_guard)
                 options = dataclasses.replace(options, early_stop=0)
-            ids = getattr(opts, "thread", None)
-            if ids:
-                lister = _id_lister(list(ids))
+            if lister_ids is not None:
+                lister = lister_ids
             else:
 
                 def lister() -> AsyncIterator[ListingRow]:
@@ -147,6 +195,7 @@ async def run_command(
                         summary = await run.execute()
                 finally:
                     summary = run.summary
+                    listing_finished = run.listing_finished
             if spaces is not None and not options.dry_run:  # --include-spaces: index pages
                 spaces.write_pages(settings.out_dir)
             if getattr(opts, "check_deleted", False) and not options.dry_run:
@@ -155,22 +204,29 @@ async def run_command(
                 await confirm(client, archive, report)
                 out.write(report.text(True) + "\n")
                 log.info("DELETION_CHECK", **report.as_event())
-    except PplxError as exc:
-        exit_code = exit_code_for(exc)
+    except BaseException as exc:
+        # Any error ending the run (a connection failure included) means the listing did
+        # not complete: the next run must not stop early on its account.
+        exit_code = exit_code_for(exc) or 1
+        if isinstance(exc, InterruptedRun) and (summary.listed or summary.total):
+            exc.reported = True  # the summary below says it: the console says it once
         raise
     finally:
         if summary.failed and not exit_code:
             exit_code = 1
+        complete = listing_finished and _listing_complete(summary, opts, exit_code)
         event = summary.as_event() | {
             "exit_code": exit_code,
             "dry_run": bool(getattr(opts, "dry_run", False)),
-            "listing_complete": _listing_complete(summary, opts, exit_code),
+            "listing_complete": complete,
         }
         log.info("RUN_SUMMARY", **event)
         archive.finish_run(run_id, event)
         archive.close()
         if summary.listed or summary.total:
-            out.write(summary_text(summary, out_dir=str(settings.out_dir)) + "\n")
+            out.write(
+                summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n"
+            )
     return summary
 
 
@@ -199,6 +255,8 @@ def listing_gap_reason(archive: Archive) -> str | None:
     counts = archive.index.counts()
     if counts.get("pending") or counts.get("failed"):
         return "threads failed or pending in the index"
+    if archive.first_invalid_thread() is not None:
+        return "stored files of some threads are missing or changed"
     for run in archive.index.runs(100):
         if run.command not in LISTING_COMMANDS:
             continue

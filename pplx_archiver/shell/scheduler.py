@@ -31,6 +31,7 @@ from pplx_archiver.errors import (
     ChallengeAbort,
     FetchError,
     InterruptedRun,
+    NotFoundError,
     PayloadError,
     TerminalThreadError,
 )
@@ -156,6 +157,9 @@ class Run:
         self._fatal: BaseException | None = None
         self._decisions: list[str] = []
         self.listed_ids: set[str] = set()
+        # True once the listing was read to its end or to a legitimate early stop: only
+        # then may the next run's early stop trust this run (issue 13).
+        self.listing_finished = False
 
     # -- listing ---------------------------------------------------------------------------
     async def _plan(self) -> list[ListingRow]:
@@ -176,9 +180,12 @@ class Run:
                 to_fetch.append(row)
             if stop.observe(decision):
                 log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+                self.listing_finished = True
                 break
             if self.options.limit is not None and len(to_fetch) >= self.options.limit:
                 break
+        else:
+            self.listing_finished = True
         self.summary.plan = dict(planning.Plan.of(self._decisions).counts)
         self.summary.to_fetch = len(to_fetch)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
@@ -243,6 +250,17 @@ class Run:
                 log.warning("THREAD_TERMINAL", thread_uuid=uuid, state=exc.state)
                 self.progress("terminal", self.summary)
                 return
+            confirm = getattr(self.store, "confirm_not_found", None)
+            # A second 404 in a row (or an unknown id given to export) is terminal.
+            if (
+                isinstance(exc, NotFoundError)
+                and confirm is not None
+                and confirm(uuid, str(exc), self.run_id, self.options.command == "export")
+            ):
+                self.summary.terminal += 1
+                log.warning("THREAD_NOT_FOUND", thread_uuid=uuid, title=row.title)
+                self.progress("terminal", self.summary)
+                return
             path = exc.path if isinstance(exc, PayloadError) else None
             status = exc.status if isinstance(exc, FetchError) else None
             self.store.fail(uuid, f"{type(exc).__name__}: {exc}", path, self.run_id)
@@ -297,7 +315,8 @@ class Run:
     async def _watch_signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
-                log.warning("RUN_INTERRUPTED", signal=signal.Signals(signum).name)
+                # Logged to the file only: the console says it once, as the run's error line.
+                log.info("RUN_INTERRUPTED", signal=signal.Signals(signum).name)
                 self.summary.interrupted = True
                 scope.cancel()
                 return

@@ -24,7 +24,15 @@ def collect(archive: Archive) -> dict[str, Any]:
     interruptions: list[dict[str, Any]] = []
     interruption_kinds: Counter[str] = Counter()
     remote_deleted = 0
+    not_found: list[dict[str, Any]] = []
+    invalid: list[dict[str, Any]] = []
     for row in archive.iter_threads():
+        if row.status == "not_found":
+            not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
+        if row.status == "done":
+            problem = archive.files_problem(row)
+            if problem is not None:
+                invalid.append({"thread_uuid": row.uuid, "path": row.path, "problem": problem})
         by_state[row.status] += 1
         if row.status == "done":
             by_mode[row.mode or "unknown"] += 1
@@ -55,7 +63,18 @@ def collect(archive: Archive) -> dict[str, Any]:
             )
     variants = archive.index.variants()
     last = archive.last_run()
+    from pplx_archiver.shell.runner import listing_gap_reason
+
+    gap = listing_gap_reason(archive)
     return {
+        "early_stop": "enabled" if gap is None else f"disabled: {gap}",
+        "not_found": not_found[:MAX_LISTED],
+        "not_found_count": len(not_found),
+        "invalid_files": invalid[:MAX_LISTED],
+        "invalid_files_count": len(invalid),
+        "registry_problems": [
+            {"line": number, "problem": text} for number, text in archive.registry.problems
+        ],
         "out": str(archive.out),
         "threads": sum(by_state.values()),
         "by_state": dict(sorted(by_state.items())),
@@ -103,6 +122,25 @@ def render_text(report: dict[str, Any]) -> str:
             if parts:
                 lines.append("  " + ", ".join(parts))
     lines.append(f"pending retry: {report['pending_retry']}")
+    lines.append(f"next sync's early stop: {report['early_stop']}")
+    if report["not_found_count"]:
+        lines.append(
+            f"not found (terminal, `pplx-export forget <uuid>` to retry): "
+            f"{report['not_found_count']}"
+        )
+        for item in report["not_found"]:
+            lines.append(f"  not found {item['thread_uuid']} ({item['title'] or 'untitled'})")
+    if report["invalid_files_count"]:
+        lines.append(
+            f"threads with missing or changed files (the next sync refetches them): "
+            f"{report['invalid_files_count']}"
+        )
+        for item in report["invalid_files"]:
+            lines.append(f"  {item['path']}: {item['problem']}")
+    for item in report["registry_problems"]:
+        lines.append(
+            f"  registry line {item['line']}: {item['problem']} (`pplx-export reindex` repairs)"
+        )
     for failure in report["failures"][:MAX_LISTED]:
         where = f" at {failure['json_path']}" if failure["json_path"] else ""
         lines.append(

@@ -19,8 +19,9 @@ instant never leaves a thread marked done whose files are missing or half-update
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,14 @@ def derived_files_on_disk(folder: Path) -> set[str]:
     return found
 
 
+def recorded_file_keys(rel: str) -> bool:
+    """True for the files whose size and hash the index records: raw, derived, manifest."""
+    if rel in RAW_FILES or rel in DERIVED_TOP or rel == f"{ASSETS_DIR}/manifest.json":
+        return True
+    parts = rel.split("/")
+    return len(parts) == 2 and parts[0] == "turns" and bool(_TURN_FILE.match(parts[1]))
+
+
 def check_file_key(rel: str) -> None:
     """Refuse file keys that are raw files, assets or not plain relative paths."""
     parts = rel.split("/")
@@ -151,7 +160,10 @@ class Archive:
         except OSError as exc:
             raise StoreError(f"{self.out}: cannot create the archive: {exc}") from exc
         self._clock = clock
-        self.index = Index(self.out / INDEX_DIR / "archive.sqlite")
+        self.read_only = read_only
+        # True (sync --full / --force): stored files are also checked against their hashes.
+        self.deep_check = False
+        self.index = Index(self.out / INDEX_DIR / "archive.sqlite", read_only=read_only)
         self.registry = Registry(
             self.out / INDEX_DIR / "answer_variants_log.jsonl",
             self.index,
@@ -247,11 +259,107 @@ class Archive:
         complete = bool((row.completeness or {}).get("complete", False))
         # Issue 8: a thread whose asset versions failed is archived but retried next run.
         complete = complete and (row.completeness or {}).get("assets_complete", True) is not False
-        if row.status == "done" and row.path and not (self.out / row.path).is_dir():
-            complete = False  # the folder went away: fetch it again
+        if row.status == "done" and self.files_problem(row, deep=self.deep_check) is not None:
+            complete = False  # files missing or changed (or the folder went away): refetch
         return planning.StoredState(
             status=row.status, last_updated=row.last_updated, complete=complete
         )
+
+    def files_problem(self, row: ThreadRow, *, deep: bool = False) -> str | None:
+        """Why a done thread's stored files are not as its last commit wrote them (or None).
+
+        Sizes are compared always (one ``stat`` per file), SHA-256 hashes with ``deep``.
+        Rows written before sizes were recorded only need their raw files and thread.json.
+        """
+        if not row.path:
+            return "no folder recorded"
+        try:
+            folder = self.folder(row.path)
+        except StoreError as exc:
+            return str(exc)
+        if not folder.is_dir():
+            return "folder missing"
+        recorded = row.files
+        if not isinstance(recorded, Mapping) or not recorded:
+            recorded = {RAW_ENTRIES: None, THREAD_JSON: None}
+        for rel, expected in sorted(recorded.items()):
+            path = folder.joinpath(*str(rel).split("/"))
+            try:
+                size = path.stat().st_size
+            except OSError:
+                return f"{rel} missing"
+            if not isinstance(expected, list | tuple) or len(expected) != 2:
+                if size == 0:
+                    return f"{rel} empty"
+                continue
+            if size != expected[0]:
+                return f"{rel} has {size} bytes, {expected[0]} were written"
+            if deep:
+                try:
+                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError:
+                    return f"{rel} unreadable"
+                if digest != expected[1]:
+                    return f"{rel} changed since it was written"
+        return None
+
+    def update_files(
+        self, uuid: str, written: Mapping[str, bytes], removed: Iterable[str] = ()
+    ) -> None:
+        """Record new sizes/hashes of files rewritten outside a commit (re-render)."""
+        row = self.index.get(uuid)
+        if row is None or not isinstance(row.files, Mapping):
+            return
+        files = dict(row.files)
+        for rel, data in written.items():
+            if recorded_file_keys(rel):
+                files[rel] = [len(data), hashlib.sha256(data).hexdigest()]
+        for rel in removed:
+            files.pop(rel, None)
+        self.index.upsert(uuid, row.account, files=files)
+
+    def first_invalid_thread(self) -> ThreadRow | None:
+        """The first done thread whose stored files are missing or changed in size."""
+        for row in self.index.iter_threads("done"):
+            if self.files_problem(row) is not None:
+                return row
+        return None
+
+    def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
+        """Make a 404 terminal (``not_found``) when confirmed; False: record a failure instead.
+
+        Confirmed means the previous attempt also answered 404, or ``immediate`` (an id given
+        to ``export``) for a thread never archived. Freshly created threads answer 404 for a
+        while, so one 404 of a listed thread is only a failure, retried by the next run.
+        """
+        previous = self.index.get(uuid)
+        was_404 = (
+            previous is not None
+            and previous.status == "failed"
+            and (previous.error or "").startswith("NotFoundError")
+        )
+        never_archived = previous is None or previous.status != "done"
+        if not (was_404 or (immediate and never_archived)):
+            return False
+        owner = previous.account if previous else "default"
+        self.index.upsert(
+            uuid, owner, status="not_found", error=f"NotFoundError: {error}", updated_in_run=run_id
+        )
+        self._log_terminal(uuid, "not_found", owner, previous.title if previous else None)
+        return True
+
+    def _log_terminal(self, uuid: str, state: str, account: str, title: str | None) -> None:
+        """Keep terminal states beside the index, so ``reindex`` can restore them."""
+        from pplx_archiver.shell.reindex import append_terminal
+
+        append_terminal(self.out, uuid, state, account=account, title=title, at=self._clock())
+
+    def forget(self, uuid: str) -> bool:
+        """Drop a thread from the index (its folder and files stay); False if unknown."""
+        known = self.index.forget(uuid)
+        if known:
+            self._log_terminal(uuid, "forgotten", "default", None)
+        return known
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]:
         """Fields the render must carry over into ``thread.json`` (``remote_deleted``)."""
@@ -368,6 +476,11 @@ class Archive:
             if (target / "turns").is_dir():
                 self._sync_dir(target / "turns")
 
+        recorded_files = {
+            key: [len(data), hashlib.sha256(data).hexdigest()]
+            for key, data in sorted(wanted.items())
+            if recorded_file_keys(key)
+        }
         record = result.record
         completeness = record.get("completeness")
         if not assets_complete and isinstance(completeness, Mapping):  # issue 8
@@ -387,6 +500,7 @@ class Archive:
             if listing is not None
             else (previous.listing if previous else None),
             "archived_at": self._clock(),
+            "files": recorded_files,
         }
         if self.group_commit and (written or removed or moved_from):
             # Claim the folder now (pending); flush_done() marks it done after one syncfs.
@@ -460,9 +574,9 @@ class Archive:
         if state not in ("deleted", "expired"):
             raise StoreError(f"terminal state must be deleted or expired, got {state!r}")
         previous = self.index.get(uuid)
-        self.index.upsert(
-            uuid, previous.account if previous else account, status=state, updated_in_run=run_id
-        )
+        owner = previous.account if previous else account
+        self.index.upsert(uuid, owner, status=state, updated_in_run=run_id)
+        self._log_terminal(uuid, state, owner, previous.title if previous else None)
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None:
         """The scheduler's name for :meth:`mark_terminal`."""
@@ -496,7 +610,9 @@ class Archive:
                 if record.get("remote_deleted"):
                     timestamp = str(record["remote_deleted"])
                 else:
-                    write_atomic(path, _with_remote_deleted(data, timestamp))
+                    new = _with_remote_deleted(data, timestamp)
+                    write_atomic(path, new)
+                    self.update_files(uuid, {THREAD_JSON: new})
         self.index.upsert(uuid, row.account, remote_deleted=timestamp)
         return True
 

@@ -202,11 +202,14 @@ def _check_temp_files(out: Path) -> Iterator[Problem]:
 
 def _check_registry(archive: Archive) -> Iterator[Problem]:
     where = str(archive.registry.path.relative_to(archive.out))
-    try:
-        lines, torn = read_lines(archive.registry.path)
-    except StoreError as exc:
-        yield Problem("bad_registry", where, str(exc))
-        return
+    bad: list[tuple[int, str]] = []
+    lines, torn = read_lines(archive.registry.path, bad)
+    for number, detail in bad:
+        yield Problem(
+            "bad_registry",
+            f"{where}:{number}",
+            f"{detail} (`pplx-export reindex` rewrites the registry without it)",
+        )
     if torn is not None:
         yield Problem("bad_registry", where, "torn last line")
     seen: dict[tuple[str, str], dict[str, Any]] = {}
@@ -221,7 +224,8 @@ def _check_registry(archive: Archive) -> Iterator[Problem]:
             yield Problem(
                 "duplicate_variant",
                 f"{where}:{number}",
-                f"thread {key[0]} entry {key[1]} repeated with identical content",
+                f"thread {key[0]} entry {key[1]} repeated with identical content "
+                "(`pplx-export reindex` rewrites the registry without it)",
             )
         seen[key] = record
 

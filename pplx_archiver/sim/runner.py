@@ -14,7 +14,7 @@ import multiprocessing
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import uvicorn
@@ -67,11 +67,14 @@ def _running(config: SimConfig, port: int) -> RunningSim:
     return RunningSim(f"http://{HOST}:{port}", cookies, account_id, token, config)
 
 
-def _uvicorn_config(config: SimConfig, port: int) -> uvicorn.Config:
+def _uvicorn_config(
+    config: SimConfig, port: int, wrap: Callable[[Any], Any] | None = None
+) -> uvicorn.Config:
     from pplx_archiver.sim.server import create_app
 
+    app = create_app(config)
     return uvicorn.Config(
-        create_app(config),
+        wrap(app) if wrap is not None else app,
         host=HOST,
         port=port,
         log_level="critical",
@@ -82,14 +85,21 @@ def _uvicorn_config(config: SimConfig, port: int) -> uvicorn.Config:
 
 
 @contextlib.contextmanager
-def serve_in_thread(config: SimConfig | None = None, timeout: float = 60.0) -> Iterator[RunningSim]:
+def serve_in_thread(
+    config: SimConfig | None = None,
+    timeout: float = 60.0,
+    *,
+    wrap: Callable[[Any], Any] | None = None,
+) -> Iterator[RunningSim]:
     """Serve the simulator with uvicorn in a daemon thread for the ``with`` block.
 
-    ``timeout`` bounds the start-up and the shutdown (generous: a busy machine is slow)."""
+    ``timeout`` bounds the start-up and the shutdown (generous: a busy machine is slow).
+    ``wrap`` (tests) puts an ASGI middleware in front of the simulator's app, e.g. one that
+    makes a chosen request trickle or answer a huge body."""
     config = config or SimConfig()
     sock = _bound_socket()
     port = int(sock.getsockname()[1])
-    server = uvicorn.Server(_uvicorn_config(config, port))
+    server = uvicorn.Server(_uvicorn_config(config, port, wrap))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="pplx-sim", daemon=True
     )

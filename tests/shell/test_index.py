@@ -25,6 +25,30 @@ def test_schema_wal_and_version(tmp_path: Path) -> None:
     idx.close()
 
 
+def test_version_1_index_is_migrated(tmp_path: Path) -> None:
+    """A schema-1 index (no not_found status, no files column) is migrated, rows kept."""
+    path = tmp_path / "a.sqlite"
+    Index(path).close()
+    db = sqlite3.connect(path)
+    db.executescript(
+        "DROP TABLE threads; CREATE TABLE threads (uuid TEXT PRIMARY KEY, account TEXT NOT NULL,"
+        " mode TEXT, title TEXT, path TEXT, status TEXT NOT NULL CHECK (status IN ('done',"
+        "'failed','deleted','expired','pending')), last_updated TEXT, last_updated_key TEXT,"
+        " created TEXT, attempts INTEGER NOT NULL DEFAULT 0, error TEXT, error_path TEXT,"
+        " updated_in_run INTEGER, remote_deleted TEXT, completeness TEXT, interruptions TEXT,"
+        " variant_count INTEGER NOT NULL DEFAULT 0, listing TEXT, archived_at TEXT);"
+        "INSERT INTO threads (uuid, account, status) VALUES ('t1', 'me', 'done');"
+        "UPDATE schema_version SET version = 1;"
+    )
+    db.close()
+    idx = Index(path)
+    idx.upsert("t2", "me", status="not_found", files={"thread.json": [2, "ab"]})
+    assert idx.counts() == {"done": 1, "not_found": 1}
+    row = idx.get("t2")
+    assert row is not None and row.files == {"thread.json": [2, "ab"]}
+    idx.close()
+
+
 def test_refuses_unknown_schema_version(tmp_path: Path) -> None:
     """An index written by a newer schema is refused with its path in the message."""
     path = tmp_path / "a.sqlite"

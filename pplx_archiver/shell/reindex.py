@@ -1,0 +1,363 @@
+"""``pplx-export reindex``: rebuild ``index/archive.sqlite`` offline from the thread folders.
+
+The index is derived data. Everything it records about a thread can be read back from the
+thread's folder — ``thread.json`` (uuid, mode, title, times, completeness, interruptions,
+``remote_deleted``), ``assets/manifest.json`` (whether every asset version is stored) and
+the files themselves (sizes and SHA-256 hashes) — plus two append-only files beside the
+index: the variant registry ``index/answer_variants_log.jsonl`` (the ``variants`` table)
+and ``index/terminal_states.jsonl`` (threads the service reported deleted, expired or not
+found, and ``forget`` lines). Every folder becomes a ``done`` row, orphans included (threads
+deleted upstream meanwhile: ``sync-deleted`` then sees them again).
+
+The walk is public so that other derived indexes can be rebuilt in the same pass:
+:func:`walk_threads` yields one :class:`RebuiltThread` per folder and :func:`reindex` passes
+each one to every hook given (``hooks=``) or registered with :func:`register_hook`.
+
+The new index is written beside the old one and moved over it atomically; the runs table
+of a readable old index is carried over. A damaged old index is kept as
+``archive.sqlite.damaged-<UTC>``. Bad or duplicate registry lines are dropped from the
+registry (the original is kept as ``answer_variants_log.jsonl.bak-<UTC>``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import structlog
+
+from pplx_archiver.core.layout import safe_component
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.index import TERMINAL_STATUSES, Index
+from pplx_archiver.shell.registry import Registry, read_lines, record_key, strip_meta
+from pplx_archiver.shell.store import (
+    DERIVED_TOP,
+    INDEX_DIR,
+    RAW_FILES,
+    THREAD_JSON,
+    listing_to_json,
+    recorded_file_keys,
+)
+
+log = structlog.get_logger()
+
+TERMINAL_LOG = "terminal_states.jsonl"
+Hook = Callable[["RebuiltThread"], None]
+_HOOKS: list[Hook] = []
+
+
+def register_hook(hook: Hook) -> None:
+    """Have every later :func:`reindex` pass each rebuilt thread to ``hook`` as well."""
+    if hook not in _HOOKS:
+        _HOOKS.append(hook)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RebuiltThread:
+    """One thread folder as read back: its index fields and what a search index needs."""
+
+    uuid: str
+    account: str
+    path: str  # relative to the archive root
+    folder: Path
+    record: Mapping[str, Any]  # the parsed thread.json
+    fields: Mapping[str, Any]  # the index row's columns (status and account aside)
+
+
+@dataclasses.dataclass(slots=True)
+class ReindexSummary:
+    """What a reindex found and wrote."""
+
+    threads: int = 0
+    orphans: int = 0  # folders not known to the previous index (or all, when it was gone)
+    duplicates: list[str] = dataclasses.field(default_factory=list)
+    unreadable: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    terminal: int = 0
+    variants: int = 0
+    registry_dropped: int = 0
+    previous_index: str = "missing"  # missing | readable | damaged
+
+    def as_event(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["duplicates"] = self.duplicates[:50]
+        data["unreadable"] = self.unreadable[:50]
+        return data
+
+    def line(self) -> str:
+        return (
+            f"reindex: {self.threads} threads ({self.orphans} not in the previous index), "
+            f"{self.terminal} terminal, {self.variants} variants, "
+            f"{len(self.duplicates)} duplicate folders, {len(self.unreadable)} unreadable, "
+            f"{self.registry_dropped} registry lines dropped; previous index {self.previous_index}"
+        )
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def _text(record: Mapping[str, Any], key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def file_record(folder: Path) -> dict[str, list[Any]]:
+    """Size and SHA-256 of the files a commit records (raw, derived, asset manifest)."""
+    files: dict[str, list[Any]] = {}
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(folder).as_posix()
+        if not recorded_file_keys(rel):
+            continue
+        data = path.read_bytes()
+        files[rel] = [len(data), hashlib.sha256(data).hexdigest()]
+    return files
+
+
+def _assets_complete(folder: Path) -> bool:
+    from pplx_archiver.shell.assets import INCOMPLETE, read_manifest
+
+    return not any(entry.get("status") in INCOMPLETE for entry in read_manifest(folder))
+
+
+def read_folder(out: Path, folder: Path) -> RebuiltThread:
+    """Read one thread folder back into its index fields (StoreError when unusable)."""
+    rel = folder.relative_to(out).as_posix()
+    try:
+        record = orjson.loads((folder / THREAD_JSON).read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise StoreError(f"{rel}/{THREAD_JSON}: unreadable: {exc}") from None
+    if not isinstance(record, dict) or not isinstance(record.get("uuid"), str):
+        raise StoreError(f"{rel}/{THREAD_JSON}: no thread uuid")
+    from pplx_archiver.shell.rerender import listing_from_record
+
+    uuid = str(record["uuid"])
+    completeness = record.get("completeness")
+    completeness = dict(completeness) if isinstance(completeness, Mapping) else None
+    if completeness is not None and not _assets_complete(folder):
+        completeness["assets_complete"] = False
+    interruptions = record.get("interruptions")
+    variants = record.get("answer_variants") or record.get("variants")
+    fields: dict[str, Any] = {
+        "mode": _text(record, "mode"),
+        "title": _text(record, "title"),
+        "path": rel,
+        "last_updated": _text(record, "last_updated"),
+        "created": _text(record, "created"),
+        "completeness": completeness,
+        "interruptions": interruptions if isinstance(interruptions, list) else None,
+        "variant_count": len(variants) if isinstance(variants, list) else 0,
+        "listing": listing_to_json(listing_from_record(uuid, record)),
+        "archived_at": _text(record, "exported_at"),
+        "remote_deleted": _text(record, "remote_deleted"),
+        "files": file_record(folder),
+    }
+    account = rel.split("/", 1)[0]
+    return RebuiltThread(uuid, account, rel, folder, record, fields)
+
+
+def thread_folders(out: Path) -> Iterator[Path]:
+    """Every ``<account>/<mode>/<folder>/`` holding a thread.json, in path order."""
+    for path in sorted(Path(out).glob(f"*/*/*/{THREAD_JSON}")):
+        if path.relative_to(out).parts[0] == INDEX_DIR:
+            continue
+        yield path.parent
+
+
+def walk_threads(
+    out: Path, on_error: Callable[[Path, StoreError], None] | None = None
+) -> Iterator[RebuiltThread]:
+    """Every readable thread folder as a :class:`RebuiltThread` (unreadable: ``on_error``)."""
+    for folder in thread_folders(out):
+        try:
+            yield read_folder(Path(out), folder)
+        except (StoreError, OSError) as exc:
+            error = exc if isinstance(exc, StoreError) else StoreError(f"{folder}: {exc}")
+            if on_error is not None:
+                on_error(folder, error)
+
+
+def read_terminal_log(path: Path) -> dict[str, dict[str, Any]]:
+    """Uuid → its latest terminal-state line (``forgotten`` lines remove the uuid)."""
+    states: dict[str, dict[str, Any]] = {}
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return states
+    for raw in data.splitlines():
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(line, dict) or not isinstance(line.get("uuid"), str):
+            continue
+        if line.get("state") == "forgotten":
+            states.pop(line["uuid"], None)
+        elif line.get("state") in TERMINAL_STATUSES:
+            states[line["uuid"]] = line
+    return states
+
+
+def append_terminal(out: Path, uuid: str, state: str, **extra: Any) -> None:
+    """Append one line to ``index/terminal_states.jsonl`` (read back by reindex)."""
+    line = {"uuid": uuid, "state": state, **extra}
+    path = Path(out) / INDEX_DIR / TERMINAL_LOG
+    try:
+        with open(path, "ab") as fh:
+            fh.write(orjson.dumps(line, option=orjson.OPT_SORT_KEYS) + b"\n")
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot append: {exc.strerror or exc}") from None
+
+
+def repair_registry(registry_path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The registry's lines without bad lines and without repeats of the current record.
+
+    Returns the lines to keep (bookkeeping keys included) and how many were dropped.
+    """
+    bad: list[tuple[int, str]] = []
+    lines, torn = read_lines(registry_path, bad)
+    kept: list[dict[str, Any]] = []
+    current: dict[tuple[str, str], dict[str, Any]] = {}
+    dropped = len(bad) + (1 if torn is not None else 0)
+    for line in lines:
+        key = record_key(line)
+        record = strip_meta(line)
+        if current.get(key) == record:
+            dropped += 1
+            continue
+        current[key] = record
+        kept.append(line)
+    return kept, dropped
+
+
+def _old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
+    """The runs and thread uuids of the previous index, and whether it was readable."""
+    if not path.is_file():
+        return [], set(), "missing"
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            db.execute("PRAGMA quick_check").fetchall()
+            rows = db.execute(
+                "SELECT id, command, started_at, finished_at, summary FROM runs ORDER BY id"
+            ).fetchall()
+            known = {r[0] for r in db.execute("SELECT uuid FROM threads")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return [], set(), "damaged"
+    return list(rows), {str(k) for k in known}, "readable"
+
+
+def reindex(out: Path, *, hooks: Iterable[Hook] = ()) -> ReindexSummary:
+    """Rebuild the index of the archive at ``out`` from its folders (see module docstring)."""
+    out = Path(out)
+    index_dir = out / INDEX_DIR
+    index_dir.mkdir(parents=True, exist_ok=True)
+    target = index_dir / "archive.sqlite"
+    summary = ReindexSummary()
+    runs, known, summary.previous_index = _old_index(target)
+
+    registry_path = index_dir / "answer_variants_log.jsonl"
+    kept, dropped = repair_registry(registry_path)
+    if dropped:
+        backup = registry_path.with_name(f"{registry_path.name}.bak-{_stamp()}")
+        registry_path.replace(backup)
+        summary.registry_dropped = dropped
+        log.warning("REGISTRY_REPAIRED", dropped=dropped, backup=str(backup.relative_to(out)))
+
+    building = index_dir / f"archive.sqlite.rebuild-{os.getpid()}"
+    for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
+        leftover.unlink(missing_ok=True)
+    index = Index(building)
+    all_hooks = [*hooks, *_HOOKS]
+    try:
+        registry = Registry(registry_path, index)
+        if dropped:
+            registry.rewrite(kept)
+        seen: dict[str, RebuiltThread] = {}
+
+        def unreadable(folder: Path, exc: StoreError) -> None:
+            summary.unreadable.append(
+                {"path": folder.relative_to(out).as_posix(), "error": str(exc)}
+            )
+            log.warning(
+                "REINDEX_UNREADABLE", path=folder.relative_to(out).as_posix(), error=str(exc)
+            )
+
+        for thread in walk_threads(out, unreadable):
+            other = seen.get(thread.uuid)
+            if other is not None:
+                # Two folders of one thread: keep the one written last, report the other.
+                newer = str(thread.fields.get("archived_at") or "") > str(
+                    other.fields.get("archived_at") or ""
+                )
+                keep, drop = (thread, other) if newer else (other, thread)
+                summary.duplicates.append(drop.path)
+                log.warning("REINDEX_DUPLICATE", thread_uuid=thread.uuid, kept=keep.path,
+                            duplicate=drop.path)  # fmt: skip
+                seen[thread.uuid] = keep
+                continue
+            seen[thread.uuid] = thread
+        for thread in seen.values():
+            index.upsert(thread.uuid, thread.account, status="done", **thread.fields)
+            summary.threads += 1
+            if thread.uuid not in known:
+                summary.orphans += 1
+            for hook in all_hooks:
+                hook(thread)
+        for uuid, line in read_terminal_log(index_dir / TERMINAL_LOG).items():
+            state = str(line["state"])
+            if uuid in seen and state == "not_found":
+                continue  # archived since: the folder wins
+            account = seen[uuid].account if uuid in seen else str(line.get("account") or "default")
+            fields: dict[str, Any] = {"status": state}
+            if line.get("error"):
+                fields["error"] = str(line["error"])
+            if line.get("title") and uuid not in seen:
+                fields["title"] = str(line["title"])
+            index.upsert(uuid, safe_component(account, fallback="default"), **fields)
+            summary.terminal += 1
+        records = list(registry.current().values())
+        index.put_variants(records, None)
+        summary.variants = len(records)
+        if runs:
+            with index._tx() as db:
+                db.executemany(
+                    "INSERT INTO runs (id, command, started_at, finished_at, summary) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    runs,
+                )
+        index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        index.close()
+    if summary.previous_index == "damaged":
+        target.replace(index_dir / f"archive.sqlite.damaged-{_stamp()}")
+    for sidecar in (Path(f"{target}-wal"), Path(f"{target}-shm")):
+        sidecar.unlink(missing_ok=True)
+    building.replace(target)
+    for sidecar in (Path(f"{building}-wal"), Path(f"{building}-shm")):
+        sidecar.unlink(missing_ok=True)
+    log.info("REINDEX_DONE", **summary.as_event())
+    return summary
+
+
+__all__ = [
+    "DERIVED_TOP",
+    "RAW_FILES",
+    "RebuiltThread",
+    "ReindexSummary",
+    "append_terminal",
+    "read_folder",
+    "register_hook",
+    "reindex",
+    "walk_threads",
+]
