@@ -112,24 +112,15 @@ def _finish_history(
         index.close()
 
 
-def run_monitored(
-    command: str,
-    opts: Any,
-    inner: Callable[[str, Any], None],
-    log_var: contextvars.ContextVar[Path | None],
-) -> NoReturn:
-    """Run ``inner(command, opts)`` with history, summary, pings and metrics; exit its code."""
-    mon: MonitorOptions = opts.monitor
-    stdout = sys.stdout
-    started = time.monotonic()
-    index_path = _index_path(opts)
-    hc_url: str | None = None
-    metrics_path: Path | None = None
+def _checked_targets(
+    command: str, mon: MonitorOptions, stdout: Any
+) -> tuple[str | None, Path | None]:
+    """The checked health-check URL and metrics path; a bad one ends the command (exit 2)."""
     try:
-        if mon.healthcheck is not None:
-            hc_url = monitor.check_ping_url(mon.healthcheck)
-        if mon.metrics_file is not None:
-            metrics_path = monitor.check_metrics_path(mon.metrics_file)
+        hc_url = monitor.check_ping_url(mon.healthcheck) if mon.healthcheck is not None else None
+        metrics_path = (
+            monitor.check_metrics_path(mon.metrics_file) if mon.metrics_file is not None else None
+        )
     except PplxError as exc:
         sys.stderr.write(f"error: {exc}\n")
         code = exit_code_for(exc)
@@ -140,20 +131,14 @@ def run_monitored(
             )  # fmt: skip
             stdout.write(monitor.summary_json(summary).decode("utf-8") + "\n")
         raise typer.Exit(code) from None
+    return hc_url, metrics_path
 
-    index = _open_index(index_path)
-    before = index.last_run_id() if index is not None else 0
-    failed = _failed_ids(index) if mon.retry_failed else []
-    if index is not None:
-        index.close()
 
-    rid = str(uuid.uuid4())
-    if hc_url is not None:
-        _ping(hc_url, "start", 0, b"", rid)
-
-    code = EXIT_OK
-    error: str | None = None
-    log_var.set(None)
+def _run_inner(
+    command: str, opts: Any, inner: Callable[[str, Any], None], failed: list[str]
+) -> tuple[int, str | None]:
+    """Run the command itself (human output to stderr under --json); its exit code and error."""
+    mon: MonitorOptions = opts.monitor
     quiet: AbstractContextManager[Any] = redirect_stdout(sys.stderr) if mon.json else nullcontext()
     try:
         with quiet:
@@ -165,10 +150,37 @@ def run_monitored(
                     opts = dataclasses.replace(opts, thread=failed)
                 inner(command, opts)
     except typer.Exit as done:
-        code = int(done.exit_code or 0)
-        error = _error_of(done)
+        return int(done.exit_code or 0), _error_of(done)
     except KeyboardInterrupt:
-        code, error = EXIT_INTERRUPTED, "interrupted"
+        return EXIT_INTERRUPTED, "interrupted"
+    return EXIT_OK, None
+
+
+def run_monitored(
+    command: str,
+    opts: Any,
+    inner: Callable[[str, Any], None],
+    log_var: contextvars.ContextVar[Path | None],
+) -> NoReturn:
+    """Run ``inner(command, opts)`` with history, summary, pings and metrics; exit its code."""
+    mon: MonitorOptions = opts.monitor
+    stdout = sys.stdout
+    started = time.monotonic()
+    index_path = _index_path(opts)
+    hc_url, metrics_path = _checked_targets(command, mon, stdout)
+
+    index = _open_index(index_path)
+    before = index.last_run_id() if index is not None else 0
+    failed = _failed_ids(index) if mon.retry_failed else []
+    if index is not None:
+        index.close()
+
+    rid = str(uuid.uuid4())
+    if hc_url is not None:
+        _ping(hc_url, "start", 0, b"", rid)
+
+    log_var.set(None)
+    code, error = _run_inner(command, opts, inner, failed)
     duration = time.monotonic() - started
     log_file = log_var.get()
 

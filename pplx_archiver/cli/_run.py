@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import os
 import shlex
 import shutil
-import os
 import sqlite3
 import sys
 from collections.abc import Iterator

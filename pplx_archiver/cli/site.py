@@ -19,7 +19,7 @@ def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | No
     """Build or update the site of the archive in ``settings``; print a line; the exit code."""
     from pplx_archiver.site.build import build_site
 
-    with _open(settings, read_only=False) as archive, _run_log(settings, "site"):
+    with _open(settings, read_only=False) as archive, _run_log(settings, "site", lock=True):
         summary = build_site(archive, to, full=full, jobs=jobs or os.cpu_count() or 1)
     typer.echo(
         f"site: {summary.threads} threads, {summary.built} pages built, "

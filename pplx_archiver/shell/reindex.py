@@ -246,15 +246,62 @@ def _old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             db.execute("PRAGMA quick_check").fetchall()
-            rows = db.execute(
-                "SELECT id, command, started_at, finished_at, summary FROM runs ORDER BY id"
-            ).fetchall()
+            columns = {r[1] for r in db.execute("PRAGMA table_info(runs)")}
+            extra = ("exit_code", "log_file") if {"exit_code", "log_file"} <= columns else ()
+            picked = ", ".join(("id", "command", "started_at", "finished_at", "summary", *extra))
+            rows = [
+                (*r, *([None, None] if not extra else []))
+                for r in db.execute(f"SELECT {picked} FROM runs ORDER BY id")
+            ]
             known = {r[0] for r in db.execute("SELECT uuid FROM threads")}
         finally:
             db.close()
     except sqlite3.Error:
         return [], set(), "damaged"
     return list(rows), {str(k) for k in known}, "readable"
+
+
+def _folders(out: Path, summary: ReindexSummary) -> dict[str, RebuiltThread]:
+    """Every readable thread folder by uuid; of two folders of one thread the newer wins."""
+    seen: dict[str, RebuiltThread] = {}
+
+    def unreadable(folder: Path, exc: StoreError) -> None:
+        summary.unreadable.append({"path": folder.relative_to(out).as_posix(), "error": str(exc)})
+        log.warning("REINDEX_UNREADABLE", path=folder.relative_to(out).as_posix(), error=str(exc))
+
+    for thread in walk_threads(out, unreadable):
+        other = seen.get(thread.uuid)
+        if other is not None:
+            # Two folders of one thread: keep the one written last, report the other.
+            newer = str(thread.fields.get("archived_at") or "") > str(
+                other.fields.get("archived_at") or ""
+            )
+            keep, drop = (thread, other) if newer else (other, thread)
+            summary.duplicates.append(drop.path)
+            log.warning("REINDEX_DUPLICATE", thread_uuid=thread.uuid, kept=keep.path,
+                        duplicate=drop.path)  # fmt: skip
+            seen[thread.uuid] = keep
+            continue
+        seen[thread.uuid] = thread
+    return seen
+
+
+def _restore_terminal(
+    index: Index, seen: dict[str, RebuiltThread], index_dir: Path, summary: ReindexSummary
+) -> None:
+    """Deleted / expired / not-found states from the append-only terminal log."""
+    for uuid, line in read_terminal_log(index_dir / TERMINAL_LOG).items():
+        state = str(line["state"])
+        if uuid in seen and state == "not_found":
+            continue  # archived since: the folder wins
+        account = seen[uuid].account if uuid in seen else str(line.get("account") or "default")
+        fields: dict[str, Any] = {"status": state}
+        if line.get("error"):
+            fields["error"] = str(line["error"])
+        if line.get("title") and uuid not in seen:
+            fields["title"] = str(line["title"])
+        index.upsert(uuid, safe_component(account, fallback="default"), **fields)
+        summary.terminal += 1
 
 
 def reindex(out: Path, *, hooks: Iterable[Hook] = ()) -> ReindexSummary:
@@ -283,30 +330,7 @@ def reindex(out: Path, *, hooks: Iterable[Hook] = ()) -> ReindexSummary:
         registry = Registry(registry_path, index)
         if dropped:
             registry.rewrite(kept)
-        seen: dict[str, RebuiltThread] = {}
-
-        def unreadable(folder: Path, exc: StoreError) -> None:
-            summary.unreadable.append(
-                {"path": folder.relative_to(out).as_posix(), "error": str(exc)}
-            )
-            log.warning(
-                "REINDEX_UNREADABLE", path=folder.relative_to(out).as_posix(), error=str(exc)
-            )
-
-        for thread in walk_threads(out, unreadable):
-            other = seen.get(thread.uuid)
-            if other is not None:
-                # Two folders of one thread: keep the one written last, report the other.
-                newer = str(thread.fields.get("archived_at") or "") > str(
-                    other.fields.get("archived_at") or ""
-                )
-                keep, drop = (thread, other) if newer else (other, thread)
-                summary.duplicates.append(drop.path)
-                log.warning("REINDEX_DUPLICATE", thread_uuid=thread.uuid, kept=keep.path,
-                            duplicate=drop.path)  # fmt: skip
-                seen[thread.uuid] = keep
-                continue
-            seen[thread.uuid] = thread
+        seen = _folders(out, summary)
         for thread in seen.values():
             index.upsert(thread.uuid, thread.account, status="done", **thread.fields)
             summary.threads += 1
@@ -314,26 +338,15 @@ def reindex(out: Path, *, hooks: Iterable[Hook] = ()) -> ReindexSummary:
                 summary.orphans += 1
             for hook in all_hooks:
                 hook(thread)
-        for uuid, line in read_terminal_log(index_dir / TERMINAL_LOG).items():
-            state = str(line["state"])
-            if uuid in seen and state == "not_found":
-                continue  # archived since: the folder wins
-            account = seen[uuid].account if uuid in seen else str(line.get("account") or "default")
-            fields: dict[str, Any] = {"status": state}
-            if line.get("error"):
-                fields["error"] = str(line["error"])
-            if line.get("title") and uuid not in seen:
-                fields["title"] = str(line["title"])
-            index.upsert(uuid, safe_component(account, fallback="default"), **fields)
-            summary.terminal += 1
+        _restore_terminal(index, seen, index_dir, summary)
         records = list(registry.current().values())
         index.put_variants(records, None)
         summary.variants = len(records)
         if runs:
             with index._tx() as db:
                 db.executemany(
-                    "INSERT INTO runs (id, command, started_at, finished_at, summary) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO runs (id, command, started_at, finished_at, summary, "
+                    "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     runs,
                 )
         index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
