@@ -114,7 +114,10 @@ def table_lines(table: ModelTable, source: str) -> list[str]:
             lines.append(f"{ask_mode:<14} {default or '-':<28} (model preference)")
         for row in table.rows:
             if row.id in ids:
-                mark = "*" if row.id == default or row.id in table.council_defaults else " "
+                council_default = ask_mode == "council" and row.id in table.council_defaults
+                mark = (
+                    "*" if council_default or (ask_mode != "council" and row.id == default) else ""
+                )
                 shown = ask_mode if ask_mode != "council" else "council --model"
                 lines.append(f"{shown:<14} {row.id + mark:<28} {row.label}")
     return lines
