@@ -36,11 +36,13 @@ from pplx_archiver.core.asking import (
 from pplx_archiver.core.stream import AskResult, AskStream
 from pplx_archiver.errors import (
     AskIncompleteError,
+    AskRateLimitedError,
     AskSessionError,
     AskTimeoutError,
     FetchError,
     PayloadError,
     PplxError,
+    RateLimitedError,
 )
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.settings import Settings
@@ -220,6 +222,10 @@ async def stream_answer(
                         code="INCOMPLETE",
                         thread_uuid=stream.meta.get("backend_uuid", ""),
                     ) from None
+    except RateLimitedError as exc:  # HTTP 429 on the ask itself: the same as an in-band limit
+        raise AskRateLimitedError(
+            f"the service refused the ask: rate limit (HTTP {exc.status})", code="HTTP_429"
+        ) from None
     except TimeoutError:
         raise AskTimeoutError(
             f"no complete answer within {limit_s:g} s (--timeout)",
