@@ -203,7 +203,7 @@ def test_ctrl_c_during_the_stream_leaves_the_archive_untouched(
         env=env,
     )
     assert proc.stdout is not None
-    assert proc.stdout.read1(1)  # blocks until the answer starts streaming
+    assert proc.stdout.read(1)  # blocks until the answer starts streaming
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 4, stderr

@@ -34,7 +34,8 @@ class AskAnswers(httpx.AsyncBaseTransport):
 
 async def _ask(tmp_path: Path, answer: httpx.Response) -> None:
     transport = AskAnswers(answer)
-    token = "; ".join(f"{k}={v}" for k, v in transport.app.sim.sessions.cookies().items())
+    cookies = transport.app.sim.sessions.cookies()  # type: ignore[attr-defined]
+    token = "; ".join(f"{k}={v}" for k, v in cookies.items())
     settings = Settings(
         base_url="http://sim.test",
         session_token=token,
