@@ -68,6 +68,16 @@ def _events(out: Path, prefix: str) -> list[dict[str, Any]]:
     return events
 
 
+def _agrees_with_truth(sim: RunningSim, folder: Path) -> dict[str, Any]:
+    """The archived thread.json agrees with the simulator's truth about the thread."""
+    record = orjson.loads((folder / "thread.json").read_bytes())
+    truth = {t["uuid"]: t for t in sim_get(sim, "/__sim/truth")["threads"]}[record["uuid"]]
+    assert record["mode"] == truth["mode"]
+    assert record["counts"]["turns"] == truth["turns"]
+    assert record["counts"]["sources"] == truth["unique_citations"]
+    return dict(truth)
+
+
 @pytest.mark.parametrize("mode", sorted(MODE_ARGS))
 def test_ask_each_mode_is_archived_with_its_mode(
     sim: RunningSim, tmp_path: Path, mode: str
@@ -84,6 +94,7 @@ def test_ask_each_mode_is_archived_with_its_mode(
     assert f"question in {mode}" in conversation
     row = _index_row(out, record["thread_uuid"])
     assert row is not None and row.mode == mode and row.status == "done"
+    _agrees_with_truth(sim, folder)
     streamed = done.stdout.split("\nSources:")[0].strip()
     assert streamed and streamed.splitlines()[0] in conversation
     names = [e["event"] for e in _events(out, "ask")]
@@ -108,6 +119,7 @@ def test_follow_up_adds_a_turn_to_the_archived_thread(sim: RunningSim, tmp_path:
     assert second.record["thread_uuid"] == thread
     assert second.record["folder"] == first.record["folder"]
     assert second.record["flags"]["follow_up"] and second.record["flags"]["marked_read"]
+    assert _agrees_with_truth(sim, Path(second.record["folder"]))["turns"] == 2
     conversation = (Path(second.record["folder"]) / "conversation.md").read_text()
     assert conversation.index("first question here") < conversation.index("second question here")
     assert second.record["context_uuid"] in sim_get(sim, "/__sim/ask")["viewed"]
