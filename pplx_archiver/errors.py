@@ -14,17 +14,24 @@
     │   └── IndexCorruptError                 index/archive.sqlite unreadable: run reindex
     ├── ScheduleError                 exit 1  systemctl / crontab refused a schedule change
     ├── ArchiveBusyError              exit 6  another process writes this archive (lock held)
-    └── FetchError                    exit 1  one request failed (shell/http.py maps to these)
-        ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
-        │   ├── ConnectionFailedError  exit 7 the host could not be reached (names the host)
-        │   └── DeadlineError                 a request or download overran its deadline
-        ├── BodyTooLargeError                 an API body exceeded the size cap
-        ├── IdentityMismatchError             a payload names another thread than requested
-        ├── RateLimitedError                  429 / RATE_LIMITED (``retry_after`` seconds)
-        ├── ChallengeError                    Cloudflare challenge page (HTML 403/503)
-        ├── NotFoundError                     404 (not terminal: new threads 404 briefly)
-        ├── ForbiddenError                    403 VIEW_THREAD_NOT_ALLOWED and similar
-        └── TerminalThreadError               400 ENTRY_DELETED / ENTRY_EXPIRED
+    ├── FetchError                    exit 1  one request failed (shell/http.py maps to these)
+    │   ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
+    │   │   ├── ConnectionFailedError  exit 7 the host could not be reached (names the host)
+    │   │   └── DeadlineError                 a request or download overran its deadline
+    │   ├── BodyTooLargeError                 an API body exceeded the size cap
+    │   ├── IdentityMismatchError             a payload names another thread than requested
+    │   ├── RateLimitedError                  429 / RATE_LIMITED (``retry_after`` seconds)
+    │   ├── ChallengeError                    Cloudflare challenge page (HTML 403/503)
+    │   ├── NotFoundError                     404 (not terminal: new threads 404 briefly)
+    │   ├── ForbiddenError                    403 VIEW_THREAD_NOT_ALLOWED and similar
+    │   └── TerminalThreadError               400 ENTRY_DELETED / ENTRY_EXPIRED
+    └── AskError                      exit 11 an ask stream reported a problem in-band (pplx-ask)
+        ├── AskRateLimitedError       exit 10 ``error_code`` RATE_LIMIT(ED) / quota in the stream
+        ├── AskFailedError            exit 11 ``status: FAILED`` or another in-band error code
+        ├── ClarifyingQuestionsError  exit 12 deep research stopped to ask questions
+        ├── AskSessionError           exit 13 HTTP 200 but no thread started (expired session)
+        ├── AskTimeoutError           exit 14 no complete answer within ``--timeout``
+        └── AskIncompleteError        exit 15 the stream ended before the answer completed
 
 Only ``cli`` maps these to process exit codes, through :func:`exit_code_for`.
 This module imports nothing but the standard library, so the pure core may raise
@@ -41,6 +48,12 @@ EXIT_INTERRUPTED = 4
 EXIT_CHALLENGE = 5
 EXIT_BUSY = 6
 EXIT_CONNECTION = 7
+EXIT_ASK_RATE_LIMITED = 10
+EXIT_ASK_FAILED = 11
+EXIT_ASK_CLARIFYING = 12
+EXIT_ASK_SESSION = 13
+EXIT_ASK_TIMEOUT = 14
+EXIT_ASK_INCOMPLETE = 15
 
 
 class PplxError(Exception):
@@ -186,6 +199,57 @@ class TerminalThreadError(FetchError):
     def __init__(self, message: str, *, status: int | None = 400, url: str = "", state: str):
         super().__init__(message, status=status, url=url)
         self.state = state  # "deleted" or "expired"
+
+
+class AskError(PplxError):
+    """An ask (``POST /rest/sse/perplexity_ask``) reported a problem inside its 200 stream."""
+
+    exit_code = EXIT_ASK_FAILED
+
+    def __init__(self, message: str, *, code: str = "", thread_uuid: str = "") -> None:
+        self.code = code
+        self.thread_uuid = thread_uuid
+        super().__init__(message)
+
+
+class AskRateLimitedError(AskError):
+    """The stream carried a rate-limit or quota error code."""
+
+    exit_code = EXIT_ASK_RATE_LIMITED
+
+
+class AskFailedError(AskError):
+    """The stream ended with ``status: FAILED`` or an error code other than a rate limit."""
+
+
+class ClarifyingQuestionsError(AskError):
+    """Deep research stopped and waits for answers to clarifying questions."""
+
+    exit_code = EXIT_ASK_CLARIFYING
+
+    def __init__(
+        self, message: str, *, questions: tuple[str, ...] = (), thread_uuid: str = ""
+    ) -> None:
+        super().__init__(message, code="CLARIFYING_QUESTIONS", thread_uuid=thread_uuid)
+        self.questions = questions
+
+
+class AskSessionError(AskError):
+    """HTTP 200 without a started thread: an expired session or a used-up quota."""
+
+    exit_code = EXIT_ASK_SESSION
+
+
+class AskTimeoutError(AskError):
+    """No complete answer arrived within the ask's time limit."""
+
+    exit_code = EXIT_ASK_TIMEOUT
+
+
+class AskIncompleteError(AskError):
+    """The stream closed before a COMPLETED frame or a final message."""
+
+    exit_code = EXIT_ASK_INCOMPLETE
 
 
 def exit_code_for(exc: BaseException) -> int:

@@ -22,3 +22,13 @@ def test_payload_error_names_path() -> None:
     exc = errors.PayloadError("entries[3].blocks[1]", "expected an object")
     assert exc.path == "entries[3].blocks[1]"
     assert "entries[3].blocks[1]" in str(exc)
+
+
+def test_ask_exit_codes() -> None:
+    """The in-band errors of pplx-ask have their own codes 10-15."""
+    assert errors.exit_code_for(errors.AskRateLimitedError("x")) == 10
+    assert errors.exit_code_for(errors.AskFailedError("x")) == 11
+    assert errors.exit_code_for(errors.ClarifyingQuestionsError("x")) == 12
+    assert errors.exit_code_for(errors.AskSessionError("x")) == 13
+    assert errors.exit_code_for(errors.AskTimeoutError("x")) == 14
+    assert errors.exit_code_for(errors.AskIncompleteError("x")) == 15

@@ -100,6 +100,10 @@ def serve(
         "--graphql-empty-end-cursor",
         help="Last GraphQL page says hasNextPage=true with an empty endCursor.",
     ),
+    ask_generation: str = typer.Option(
+        "diff", help="Ask stream payloads: diff, blocks or text (also POST /__sim/ask)."
+    ),
+    ask_delay_ms: float = typer.Option(0.0, help="Pause between the frames of an ask stream."),
 ) -> None:
     """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
 
@@ -129,12 +133,19 @@ def serve(
         )  # fmt: skip
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    from pplx_archiver.sim.ask import GENERATIONS
+
+    if ask_generation not in GENERATIONS:
+        raise typer.BadParameter(f"--ask-generation: choose from {', '.join(GENERATIONS)}")
+    app = create_app(config)
+    app.sim.ask.control.generation = ask_generation  # type: ignore[attr-defined]
+    app.sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000  # type: ignore[attr-defined]
     cookies, account_id, _ = login_for(config)
     typer.echo(f"base_url: http://{host}:{port}")
     typer.echo(f"account_id: {account_id}")
     typer.echo("cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
     sys.stdout.flush()
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning", access_log=False)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
 @sim_app.command("truth")

@@ -23,6 +23,7 @@ statuses, bodies and httpx exceptions become the error tree of :mod:`pplx_archiv
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import email.utils
 import random
@@ -30,7 +31,7 @@ import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -476,6 +477,45 @@ class ApiClient:
                 "included (total deadline)",
                 url=path,
             ) from None
+
+    @contextlib.asynccontextmanager
+    async def stream_post(
+        self, path: str, json: Any, *, kind: str | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        """POST and yield the open response of a 200 stream; other answers raise via the seam.
+
+        Paced by the limiter but never retried: a request that starts an ask must not be
+        sent twice. The caller reads the body (``aiter_text``) inside the block.
+        """
+        label = kind or request_kind(path)
+        await self.limiter.acquire()
+        url = httpx.URL(self._base + path)
+        headers = self._headers(url) | {"Accept": "text/event-stream"}
+        request = self._http.build_request(
+            "POST", url, params=self._query(path, None), json=json, headers=headers
+        )
+        self._requests[label] += 1
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise map_transport_error(exc, path) from exc
+        try:
+            self._statuses[response.status_code] += 1
+            self._absorb_cookies(response)
+            ctype = response.headers.get("content-type", "").lower()
+            if response.status_code != 200 or "text/html" in ctype:
+                await response.aread()
+                map_response(response, expect_json=False)
+                raise FetchError(
+                    f"expected an event stream, got {ctype or 'no content type'}",
+                    status=response.status_code,
+                    url=path,
+                )
+            yield response
+        except httpx.HTTPError as exc:
+            raise map_transport_error(exc, path) from exc
+        finally:
+            await response.aclose()
 
     def _query(self, path: str, params: Params | None) -> list[tuple[str, Any]]:
         pairs = list(params.items()) if isinstance(params, Mapping) else list(params or ())

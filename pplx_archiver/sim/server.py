@@ -29,6 +29,7 @@ from starlette.routing import Route
 
 from pplx_archiver.sim import build, ids, sessions
 from pplx_archiver.sim.account import AssetVersion, ThreadPlan, context_uuid
+from pplx_archiver.sim.ask import routes as ask_routes
 from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, SimConfig
 from pplx_archiver.sim.faults import FaultMiddleware, Stats
 from pplx_archiver.sim.models import models_config
@@ -566,6 +567,7 @@ def create_app(
         Route("/__sim/stats", server.stats_endpoint, methods=["GET", "DELETE"]),
         Route("/__sim/truth", server.truth),
     ]
+    routes += ask_routes(server)  # POST /rest/sse/perplexity_ask and its neighbours
     app = FaultMiddleware(Starlette(routes=routes), config, server.stats)
     app.sim = server
     return app

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import random
+from collections.abc import Callable
 from typing import Any
 
 from pplx_archiver.sim import ids
@@ -56,6 +57,7 @@ class AccountState:
         self.detail_hits: dict[int, int] = {}
         self._members: dict[int, list[int]] | None = None
         self._spaces: list[Json] | None = None
+        self.created_spaces: list[Json] = []  # spaces made through the API (sim/ask.py)
         # Threads of another user in a space shared with the account (SimConfig docstring).
         self.shared = frozenset(range(max(0, self.size - config.shared_space_threads), self.size))
         self.shared_space = space_count(self.size) if self.shared else None
@@ -173,6 +175,7 @@ class AccountState:
                 )
             if self.shared_space is not None:
                 self._spaces.append(self._shared_space_object(rng, len(self.shared)))
+            self._spaces.extend(self.created_spaces)
         return self._spaces
 
     def _shared_space_object(self, rng: random.Random, count: int) -> Json:
@@ -202,6 +205,8 @@ class AccountState:
             out: dict[int, list[int]] = {}
             for i in range(self.total):
                 k = self.shared_space if i in self.shared else space_of(self.seed, i, self.size)
+                if i in self._overrides:  # a thread moved into a space keeps its new space
+                    k = self._overrides[i].space
                 if k is not None:
                     out.setdefault(k, []).append(i)
             self._members = out
@@ -238,6 +243,24 @@ class AccountState:
         self._members = None
         self._spaces = None
         return out
+
+    def put_new(self, make: Callable[[int, int], ThreadPlan]) -> ThreadPlan:
+        """Add the thread ``make(index, updated_us)`` builds with the newest activity."""
+        index = self.total
+        self._added += 1
+        plan = make(index, self._tick())
+        self._move_to_top(index, plan)
+        self._members = None
+        self._spaces = None
+        return plan
+
+    def put(self, index: int, make: Callable[[ThreadPlan, int], ThreadPlan]) -> ThreadPlan:
+        """Replace thread ``index`` by ``make(plan, updated_us)``; it moves to the listing top."""
+        plan = make(self.plan(index), self._tick())
+        self._move_to_top(index, plan)
+        self._members = None
+        self._spaces = None
+        return plan
 
     def continue_(self, index: int, turns: int) -> ThreadPlan:
         """Append ``turns`` new turns to thread ``index``; it moves to the listing top."""
