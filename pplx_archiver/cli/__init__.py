@@ -14,7 +14,14 @@ from pplx_archiver import __version__
 from pplx_archiver.cli._app import app
 
 # Command modules under cli/, in the order their commands appear in --help.
-COMMAND_MODULES: tuple[str, ...] = ("archive", "archive_care", "assets", "auth", "sim")
+COMMAND_MODULES: tuple[str, ...] = (
+    "archive",
+    "archive_care",
+    "relations",
+    "assets",
+    "auth",
+    "sim",
+)
 
 
 def _version(value: bool) -> None:
