@@ -120,7 +120,7 @@ def store_edges(db_path: Path, edges: tuple[graph.Edge, ...]) -> None:
 def stored_edges(db_path: Path, uuid: str | None = None) -> list[graph.Edge]:
     """Edges stored in the index (those touching ``uuid`` when given); [] before any run."""
     try:
-        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=30.0)
+        db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
     except sqlite3.Error as exc:
         raise StoreError(f"{db_path}: cannot open the index: {exc}") from exc
     try:

@@ -1,8 +1,8 @@
 """The archive report behind ``pplx-export status``: local and read-only, from the index.
 
 Counts by state and by mode, the last run (command, times, summary), failures with their
-reasons, threads pending retry, answer-variant hits and interruption records. Nothing is
-fetched and nothing is written.
+reasons, threads pending retry, answer-variant hits, interruption records and the relation
+edges per kind (once ``relations`` has run). Nothing is fetched and nothing is written.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from pplx_archiver.core.relations import counts as relation_counts
+from pplx_archiver.shell.relations import stored_edges
 from pplx_archiver.shell.store import Archive
 
 MAX_LISTED = 50
@@ -55,6 +57,7 @@ def collect(archive: Archive) -> dict[str, Any]:
             )
     variants = archive.index.variants()
     last = archive.last_run()
+    edges = stored_edges(archive.index.path)
     return {
         "out": str(archive.out),
         "threads": sum(by_state.values()),
@@ -78,6 +81,7 @@ def collect(archive: Archive) -> dict[str, Any]:
         "interruptions": len(interruptions),
         "interruption_kinds": dict(sorted(interruption_kinds.items())),
         "interrupted_threads": interruptions[:MAX_LISTED],
+        "relations": relation_counts(edges) if edges else None,
     }
 
 
@@ -117,4 +121,7 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("answer variants: 0")
     kinds = ", ".join(f"{n} {k}" for k, n in report["interruption_kinds"].items())
     lines.append(f"interruptions: {report['interruptions']}" + (f" ({kinds})" if kinds else ""))
+    if report.get("relations"):
+        relations = ", ".join(f"{n} {k}" for k, n in report["relations"].items())
+        lines.append(f"relations: {relations}")
     return "\n".join(lines) + "\n"

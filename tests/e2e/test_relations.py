@@ -118,6 +118,8 @@ def test_relations_writes_every_kind_stores_them_and_is_byte_identical(tmp_path:
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before
     assert "0 files written" in second.output
     assert len(stored_edges(out / "index" / "archive.sqlite")) == 5
+    status = run_cli(["status", "--out", str(out)], out)
+    assert "relations: 1 same_space, 2 same_prompt, 1 references, 1 subagent_of" in status.output
 
 
 def test_relations_reports_an_unreadable_thread_and_keeps_the_rest(tmp_path: Path) -> None:
