@@ -65,6 +65,7 @@ class ThreadFacts:
     created_us: int | None = None
     title: str = ""
     space: str = ""
+    space_title: str = ""
     first_query: str = ""
     scheduled: bool = False
     ids: frozenset[str] = frozenset()
@@ -168,6 +169,7 @@ def thread_facts(
         else (first.created_us if first is not None else None),
         title=thread.title or (first.thread_title if first is not None else ""),
         space=(space.uuid or space.slug) if space is not None else "",
+        space_title=space.title if space is not None else "",
         first_query=first.query if first is not None else "",
         scheduled=source in SCHEDULED_SOURCES,
         ids=frozenset(i for i in ids if i),
@@ -317,6 +319,9 @@ def _clusters(edges: Sequence[Edge], kind: str) -> list[list[str]]:
     return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g))
 
 
+_NO_FACTS = ThreadFacts(uuid="")
+
+
 def graph_md(edges: Sequence[Edge], facts: Sequence[ThreadFacts]) -> bytes:
     """``relations/graph.md``: counts per kind, clusters, reference and sub-agent edges."""
     by_uuid = {f.uuid: f for f in facts}
@@ -334,7 +339,12 @@ def graph_md(edges: Sequence[Edge], facts: Sequence[ThreadFacts]) -> bytes:
         lines += ["", f"## {heading} clusters ({len(clusters)})"]
         for number, group in enumerate(clusters, 1):
             ordered = _time_order(by_uuid[u] for u in group if u in by_uuid)
-            lines += ["", f"{number}. {len(group)} threads"]
+            head = ordered[0] if ordered else _NO_FACTS
+            if kind == "same_prompt":
+                label = f"prompt “{_clean(head.first_query)}”"
+            else:
+                label = f"space “{_clean(head.space_title or head.space)}” ({_clean(head.space)})"
+            lines += ["", f"{number}. {label}: {len(group)} threads"]
             lines += [f"   - {name(f.uuid)}" for f in ordered]
     for kind, heading in (("references", "References"), ("subagent_of", "Sub-agents")):
         chosen = [e for e in edges if e.kind == kind]
