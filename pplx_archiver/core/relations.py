@@ -150,6 +150,9 @@ def thread_facts(
                     match = _COUNCIL_ID.match(item.id)
                     if match:
                         council.add((match.group(1).lower(), member.model or match.group(2)))
+    for entry in thread.background:  # sub-agent answers and citations are the thread's too
+        answers.extend(_texts(entry))
+        citations.extend(r.url for r in entry_sources(entry) if r.url)
     background: dict[str, str] = {}
     for payload in collect_payloads(thread.background):
         for key in (payload.entry.key, payload.entry.uuid):

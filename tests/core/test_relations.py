@@ -227,3 +227,11 @@ def test_output_bytes_do_not_depend_on_input_order() -> None:
     md = graph_md(forward, threads).decode()
     assert "| same_prompt | 2 |" in md and "| subagent_of | 1 |" in md
     assert "<b>" not in md and "\x07" not in md
+
+
+def test_background_answers_count_as_the_threads_own_references() -> None:
+    """A link in a sub-agent's background answer is a reference of the parent thread."""
+    main = entry(U[0], 0, query="plan", text=[final_step("main answer")])
+    background = entry(U[8], 10, query="", is_background=True, text=[final_step(f"see {U[1]}")])
+    parent = decoded(U[0], [page([main], [background])])
+    assert build_edges([parent, facts(U[1], 5)]) == (Edge(U[0], U[1], "references", "answer uuid"),)
