@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "archive",
     "archive_care",
     "relations",
+    "usage",
     "assets",
     "auth",
     "sim",

@@ -2,7 +2,8 @@
 
 Counts by state and by mode, the last run (command, times, summary), failures with their
 reasons, threads pending retry, answer-variant hits, interruption records and the relation
-edges per kind (once ``relations`` has run). Nothing is fetched and nothing is written.
+edges per kind (once ``relations`` has run) and the credit usage totals by mode (once
+``usage-backfill`` has run). Nothing is fetched and nothing is written.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from pplx_archiver.core.relations import counts as relation_counts
 from pplx_archiver.shell.relations import stored_edges
 from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.usage import UsageStore
 
 MAX_LISTED = 50
 
@@ -58,6 +60,11 @@ def collect(archive: Archive) -> dict[str, Any]:
     variants = archive.index.variants()
     last = archive.last_run()
     edges = stored_edges(archive.index.path)
+    usage_store = UsageStore(archive.index.path, read_only=True)
+    try:
+        usage = usage_store.totals_by_mode()
+    finally:
+        usage_store.close()
     return {
         "out": str(archive.out),
         "threads": sum(by_state.values()),
@@ -82,6 +89,7 @@ def collect(archive: Archive) -> dict[str, Any]:
         "interruption_kinds": dict(sorted(interruption_kinds.items())),
         "interrupted_threads": interruptions[:MAX_LISTED],
         "relations": relation_counts(edges) if edges else None,
+        "usage": usage,
     }
 
 
@@ -124,4 +132,12 @@ def render_text(report: dict[str, Any]) -> str:
     if report.get("relations"):
         relations = ", ".join(f"{n} {k}" for k, n in report["relations"].items())
         lines.append(f"relations: {relations}")
+    if report.get("usage"):
+        total = report["usage"]["total_cents"]
+        modes = ", ".join(
+            f"{m} {v['cents'] / 100:.2f} ({v['threads']} threads"
+            + (f", {v['forbidden']} forbidden)" if v["forbidden"] else ")")
+            for m, v in report["usage"]["by_mode"].items()
+        )
+        lines.append(f"credit usage: {total / 100:.2f} total; by mode: {modes}")
     return "\n".join(lines) + "\n"
