@@ -215,7 +215,7 @@ def _links(texts: Iterable[str], channel: str) -> Iterator[tuple[str, str]]:
     for text in texts:
         seen_in_urls: set[str] = set()
         for match in _THREAD_URL.finditer(text):
-            token = match.group(1).lower()
+            token = match.group(1).rstrip(".").lower()  # a sentence's full stop is not the slug's
             seen_in_urls.add(token)
             yield token, f"{channel} url"
             for inner in _UUID.findall(token):
@@ -332,7 +332,7 @@ def graph_md(edges: Sequence[Edge], facts: Sequence[ThreadFacts]) -> bytes:
     def name(uuid: str) -> str:
         f = by_uuid.get(uuid)
         title = _clean(f.title) if f is not None and f.title else "(untitled)"
-        return f"{title} `{uuid}`"
+        return f"{title} `{_CONTROL.sub('', uuid).replace('`', '')}`"
 
     lines = ["# Relations", "", f"{len(by_uuid)} threads, {len(edges)} edges.", ""]
     lines += ["| kind | edges |", "|---|---|"]

@@ -96,12 +96,14 @@ def test_references_by_url_and_bare_uuid_from_answers_and_citations() -> None:
         facts(U[2], 3, answer_text=(f"myself {U[2]} and an unknown {U[9]}",)),
         ThreadFacts(uuid=U[3], created_us=4, ids=frozenset({U[3], "my-slug-abc"})),
         facts(U[4], 5, citation_text=("https://www.perplexity.ai/search/My-Slug-abc",)),
+        facts(U[5], 6, answer_text=("as said in perplexity.ai/search/my-slug-abc.",)),
     ]
     assert build_edges(threads) == (
         Edge(U[0], U[1], "references", "answer url"),
         Edge(U[0], U[2], "references", "answer uuid"),
         Edge(U[1], U[0], "references", "citation url"),
         Edge(U[4], U[3], "references", "citation url"),
+        Edge(U[5], U[3], "references", "answer url"),
     )
 
 
