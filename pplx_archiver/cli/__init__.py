@@ -22,6 +22,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "site",
     "history",
     "schedule",
+    "relations",
+    "usage",
     "assets",
     "auth",
     "sim",

@@ -1,8 +1,9 @@
 """The archive report behind ``pplx-export status``: local and read-only, from the index.
 
 Counts by state and by mode, the last run (command, times, summary), failures with their
-reasons, threads pending retry, answer-variant hits and interruption records. Nothing is
-fetched and nothing is written.
+reasons, threads pending retry, answer-variant hits, interruption records and the relation
+edges per kind (once ``relations`` has run) and the credit usage totals by mode (once
+``usage-backfill`` has run). Nothing is fetched and nothing is written.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from pplx_archiver.core.relations import counts as relation_counts
+from pplx_archiver.shell.relations import stored_edges
 from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.usage import UsageStore
 
 MAX_LISTED = 50
 
@@ -66,6 +70,12 @@ def collect(archive: Archive) -> dict[str, Any]:
     from pplx_archiver.shell.runner import listing_gap_reason
 
     gap = listing_gap_reason(archive)
+    edges = stored_edges(archive.index.path)
+    usage_store = UsageStore(archive.index.path, read_only=True)
+    try:
+        usage = usage_store.totals_by_mode()
+    finally:
+        usage_store.close()
     return {
         "early_stop": "enabled" if gap is None else f"disabled: {gap}",
         "not_found": not_found[:MAX_LISTED],
@@ -97,6 +107,8 @@ def collect(archive: Archive) -> dict[str, Any]:
         "interruptions": len(interruptions),
         "interruption_kinds": dict(sorted(interruption_kinds.items())),
         "interrupted_threads": interruptions[:MAX_LISTED],
+        "relations": relation_counts(edges) if edges else None,
+        "usage": usage,
     }
 
 
@@ -155,4 +167,15 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("answer variants: 0")
     kinds = ", ".join(f"{n} {k}" for k, n in report["interruption_kinds"].items())
     lines.append(f"interruptions: {report['interruptions']}" + (f" ({kinds})" if kinds else ""))
+    if report.get("relations"):
+        relations = ", ".join(f"{n} {k}" for k, n in report["relations"].items())
+        lines.append(f"relations: {relations}")
+    if report.get("usage"):
+        total = report["usage"]["total_cents"]
+        modes = ", ".join(
+            f"{m} {v['cents'] / 100:.2f} ({v['threads']} threads"
+            + (f", {v['forbidden']} forbidden)" if v["forbidden"] else ")")
+            for m, v in report["usage"]["by_mode"].items()
+        )
+        lines.append(f"credit usage: {total / 100:.2f} total; by mode: {modes}")
     return "\n".join(lines) + "\n"

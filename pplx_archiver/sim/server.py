@@ -5,8 +5,9 @@ Endpoints (real paths; ``version``/``source`` query parameters accepted and igno
 ``POST /rest/perplexity_ask/graphql``, ``GET /rest/thread/{uuid_or_slug}``,
 ``GET /rest/collections/{list_user_collections,get_collection,list_collection_threads}``,
 ``GET /rest/assets/{uuid}/data``, the CDN route ``GET /__cdn/{asset}/{file}`` (signed,
-expiring), ``GET /rest/models/config/v2``; control endpoints ``/__sim/mutate``,
-``/__sim/stats``, ``/__sim/truth``. Bad input gets the error the real service gives.
+expiring), ``GET /rest/models/config/v2``, ``GET /rest/billing/credits/thread-usage``;
+control endpoints ``/__sim/mutate``, ``/__sim/stats``, ``/__sim/truth``. Bad input gets the
+error the real service gives.
 """
 
 from __future__ import annotations
@@ -424,6 +425,39 @@ class SimServer:
             items.append(item)
         return self._finish(_json(items))
 
+    # --- billing ----------------------------------------------------------------------
+    def _usage_index(self, thread_id: str) -> int | None:
+        """The thread named by a context uuid (as the web app sends) or a thread uuid."""
+        decoded = ids.decode_id(thread_id, self.config.seed)
+        if (
+            decoded is not None
+            and decoded[0] == ids.CONTEXT
+            and decoded[1] < self.state.total
+            and context_uuid(self.config.seed, decoded[1]) == thread_id
+        ):
+            return decoded[1]
+        _kind, index = self.state.lookup(thread_id)
+        return index
+
+    async def thread_usage(self, request: Request) -> Response:
+        """Credit usage of one thread; every 7th thread (by index) answers 403 with a code."""
+        thread_id = request.query_params.get("thread_id")
+        if not thread_id:
+            return _validation(["query", "thread_id"], "field required")
+        auth = self._auth(request, True)
+        if auth == sessions.LOGGED_OUT:
+            return _error(401, "UNAUTHORIZED", "Not authenticated")
+        index = self._usage_index(thread_id)
+        if index is None:
+            return _error(404, "THREAD_NOT_FOUND", "Thread not found")
+        if index % 7 == 3:
+            return _error(403, "THREAD_USAGE_NOT_ALLOWED")
+        digest = hashlib.sha256(f"{self.config.seed}:usage:{index}".encode()).digest()
+        search, model = digest[0] % 40, digest[1] * 3 % 500
+        meters = [{"meter_type": "search", "cost_cents": search}]
+        meters.append({"meter_type": "model", "cost_cents": model})
+        return self._finish(_json({"usage_cents": search + model, "meter_usage": meters}))
+
     # --- assets -----------------------------------------------------------------------
     def _find_asset(self, asset_id: str) -> tuple[ThreadPlan, str, AssetVersion] | None:
         decoded = ids.decode_id(asset_id, self.config.seed)
@@ -560,6 +594,7 @@ def create_app(
         Route("/rest/collections/list_collection_threads", server.list_collection_threads),
         Route("/rest/assets/{asset_id}/data", server.asset_data),
         Route("/rest/thread/{thread_id}", server.thread, methods=["GET"]),
+        Route("/rest/billing/credits/thread-usage", server.thread_usage),
         Route("/rest/models/config/v2", server.models),
         Route("/rest/models/config", server.models),
         Route("/__cdn/{asset_id}/{file_name:path}", server.cdn),

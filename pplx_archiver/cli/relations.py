@@ -1,0 +1,65 @@
+"""``pplx-export relations``: build the relation graph of an archive, offline.
+
+Writes ``relations/edges.jsonl`` and ``relations/graph.md`` and stores the edges in the
+index. Exit codes: 0 done; 1 some threads could not be read (the graph holds the others);
+2 usage or config error (including "no archive at --out").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.cli._run import fail, run_logging
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
+from pplx_archiver.settings import load_settings
+from pplx_archiver.shell import relations as relations_mod
+from pplx_archiver.shell.store import INDEX_DIR, Archive
+
+
+@app.command("relations")
+def relations(
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
+    ),
+    log_format: str | None = typer.Option(
+        None, "--log-format", help="stderr log format: auto, json or console."
+    ),
+) -> None:
+    """Build the relation graph of the archive from its raw files: offline, byte-identical.
+
+    Kinds: same_space, same_prompt (equal first queries; scheduled task or manual resend),
+    references (an answer or citation links another archived thread) and subagent_of (a
+    sub-agent run or council model slot). Writes relations/edges.jsonl and
+    relations/graph.md and stores the edges in the index. Exit 1 when a thread could not be
+    read.
+
+    \b
+    Examples:
+      pplx-export relations --out ~/pplx-archive
+      pplx-export relations -o archive && less archive/relations/graph.md
+    """
+    try:
+        settings = load_settings({"out_dir": out, "log_format": log_format})
+        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
+            raise ConfigError(
+                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
+                "pass --out or set PPLX_OUT"
+            )
+        with Archive(settings.out_dir) as archive, run_logging(settings, "relations"):
+            summary = relations_mod.build(archive)
+    except (PplxError, OSError, KeyboardInterrupt) as exc:
+        raise typer.Exit(fail(exc)) from None
+    kinds = ", ".join(f"{kind} {n}" for kind, n in summary.by_kind.items())
+    typer.echo(
+        f"relations: {summary.threads} threads, {summary.edges} edges ({kinds}), "
+        f"{summary.files_written} files written, {len(summary.failures)} failed"
+    )
+    for failure in summary.failures:
+        typer.echo(f"  failed {failure['path']}: {failure['error']}")
+    raise typer.Exit(EXIT_FAILURES if summary.failures else EXIT_OK)

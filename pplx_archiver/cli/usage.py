@@ -1,0 +1,93 @@
+"""``pplx-export usage-backfill``: record each archived thread's credit usage in the index.
+
+Needs a session, as ``batch`` does. Idempotent and resumable. Exit codes: 0 done (403s are
+recorded, not failures); 1 some threads could not be asked (asked again next run); 2 usage
+or config error (including "no archive at --out"); 3 no usable session; 5 stopped by
+Cloudflare challenges.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.cli._run import fail, run_logging
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
+from pplx_archiver.settings import Settings, load_settings
+from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.usage import DEFAULT_USAGE_RATE, UsageSummary, backfill_usage
+
+
+async def _run(settings: Settings, rate: float, limit: int | None) -> UsageSummary:
+    from pplx_archiver.shell.auth import open_session
+    from pplx_archiver.shell.ratelimit import RateLimiter
+
+    limiter = RateLimiter(rate, 1, floor=min(0.05, rate))
+    with Archive(settings.out_dir) as archive:
+        async with open_session(settings, limiter=limiter) as (client, _info):
+            return await backfill_usage(archive, client, limit=limit)
+
+
+@app.command("usage-backfill")
+def usage_backfill(
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
+    ),
+    usage_rate: float = typer.Option(
+        DEFAULT_USAGE_RATE,
+        "--usage-rate",
+        min=0.01,
+        help="Ceiling of usage requests per second (its own budget) [default: 0.5].",
+    ),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Ask for at most N threads."),
+    log_format: str | None = typer.Option(
+        None, "--log-format", help="stderr log format: auto, json or console."
+    ),
+    base_url: str | None = typer.Option(None, "--base-url", help="API origin."),
+    cookies: Path | None = typer.Option(None, "--cookies", help="Cookie file."),
+    session_token: str | None = typer.Option(
+        None, "--session-token", help="Session token cookie value."
+    ),
+    cookies_from: str | None = typer.Option(
+        None, "--cookies-from", help="Read cookies from a browser."
+    ),
+) -> None:
+    """Fetch the credit usage of every archived thread not yet recorded, slowly.
+
+    One request per thread, paced by its own rate limiter; a thread the service refuses
+    (403) is recorded as forbidden and never asked again; other failures are asked again by
+    the next run. `status` then shows the totals by mode.
+
+    \b
+    Examples:
+      pplx-export usage-backfill --out ~/pplx-archive
+      pplx-export usage-backfill -o archive --limit 50 --usage-rate 0.2
+    """
+    try:
+        settings = load_settings(
+            {
+                "out_dir": out,
+                "log_format": log_format,
+                "base_url": base_url,
+                "cookies_file": cookies,
+                "session_token": session_token,
+                "cookies_from": cookies_from,
+            }
+        )
+        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
+            raise ConfigError(
+                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
+                "pass --out or set PPLX_OUT"
+            )
+        with run_logging(settings, "usage-backfill"):
+            summary = anyio.run(_run, settings, usage_rate, limit)
+    except (PplxError, OSError, KeyboardInterrupt) as exc:
+        raise typer.Exit(fail(exc)) from None
+    typer.echo(summary.line())
+    raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
