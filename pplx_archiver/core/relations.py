@@ -227,52 +227,72 @@ def _links(texts: Iterable[str], channel: str) -> Iterator[tuple[str, str]]:
                 yield token, f"{channel} uuid"
 
 
-def build_edges(facts: Sequence[ThreadFacts]) -> tuple[Edge, ...]:
-    """Every edge of the graph, sorted by (src, dst, kind); see the module docstring."""
-    found: dict[tuple[str, str, str], set[str]] = {}
+_Found = tuple[str, str, str, str]  # (src, dst, kind, evidence)
 
-    def add(src: str, dst: str, kind: str, evidence: str) -> None:
-        if src != dst:
-            found.setdefault((src, dst, kind), set()).add(evidence)
 
-    by_uuid = {f.uuid: f for f in facts}
+def _grouped_edges(threads: Iterable[ThreadFacts]) -> Iterator[_Found]:
+    """same_space and same_prompt: each group chained in time order."""
     spaces: dict[str, list[ThreadFacts]] = {}
     prompts: dict[str, list[ThreadFacts]] = {}
-    for f in by_uuid.values():
+    for f in threads:
         if f.space:
             spaces.setdefault(f.space, []).append(f)
         key = normalize_prompt(f.first_query)
         if key:
             prompts.setdefault(key, []).append(f)
     for space, before, after in _chains(spaces):
-        add(before.uuid, after.uuid, "same_space", f"space {space}")
+        yield before.uuid, after.uuid, "same_space", f"space {space}"
     for _key, before, after in _chains(prompts):
         both = before.scheduled and after.scheduled
-        add(before.uuid, after.uuid, "same_prompt", "scheduled task" if both else "manual resend")
-    resolve = _resolver(list(by_uuid.values()))
-    for f in by_uuid.values():
+        yield (before.uuid, after.uuid, "same_prompt",
+               "scheduled task" if both else "manual resend")  # fmt: skip
+
+
+def _reference_edges(
+    threads: Sequence[ThreadFacts], resolve: Mapping[str, str]
+) -> Iterator[_Found]:
+    """references: answers or citations naming another archived thread."""
+    for f in threads:
         for channel, texts in (("answer", f.answer_text), ("citation", f.citation_text)):
             for ident, evidence in _links(texts, channel):
                 target = resolve.get(ident)
                 if target is not None:
-                    add(f.uuid, target, "references", evidence)
-    for parent in by_uuid.values():
+                    yield f.uuid, target, "references", evidence
+
+
+def _subagent_edges(threads: Sequence[ThreadFacts], resolve: Mapping[str, str]) -> Iterator[_Found]:
+    """subagent_of: background run ids, council model slots and anchored run ids."""
+    for parent in threads:
         for bg_id, run_id in parent.background_ids.items():
             target = resolve.get(bg_id.lower())
             if target is not None:
-                add(target, parent.uuid, "subagent_of", f"sub-agent run {run_id}")
+                yield target, parent.uuid, "subagent_of", f"sub-agent run {run_id}"
         for member, model in parent.council:
             target = resolve.get(member)
             if target is not None:
-                add(target, parent.uuid, "subagent_of", f"council model {model}")
+                yield target, parent.uuid, "subagent_of", f"council model {model}"
     anchored: dict[str, set[str]] = {}
-    for parent in by_uuid.values():
+    for parent in threads:
         for run_id in parent.anchors:
             anchored.setdefault(run_id, set()).add(parent.uuid)
-    for child in by_uuid.values():
+    for child in threads:
         for run_id in child.runs:
             for parent_uuid in anchored.get(run_id, ()):
-                add(child.uuid, parent_uuid, "subagent_of", f"sub-agent run {run_id}")
+                yield child.uuid, parent_uuid, "subagent_of", f"sub-agent run {run_id}"
+
+
+def build_edges(facts: Sequence[ThreadFacts]) -> tuple[Edge, ...]:
+    """Every edge of the graph, sorted by (src, dst, kind); see the module docstring."""
+    threads = list({f.uuid: f for f in facts}.values())
+    resolve = _resolver(threads)
+    found: dict[tuple[str, str, str], set[str]] = {}
+    for src, dst, kind, evidence in (
+        *_grouped_edges(threads),
+        *_reference_edges(threads, resolve),
+        *_subagent_edges(threads, resolve),
+    ):
+        if src != dst:
+            found.setdefault((src, dst, kind), set()).add(evidence)
     return tuple(
         Edge(src, dst, kind, "; ".join(sorted(evidence)))
         for (src, dst, kind), evidence in sorted(found.items())

@@ -34,7 +34,7 @@ class AskAnswers(httpx.AsyncBaseTransport):
 
 async def _ask(tmp_path: Path, answer: httpx.Response) -> None:
     transport = AskAnswers(answer)
-    cookies = transport.app.sim.sessions.cookies()  # type: ignore[attr-defined]
+    cookies = transport.app.sim.sessions.cookies()
     token = "; ".join(f"{k}={v}" for k, v in cookies.items())
     settings = Settings(
         base_url="http://sim.test",
