@@ -13,6 +13,7 @@ from typing import Any
 from pplx_archiver.core.node import Node
 from pplx_archiver.core.timeparse import node_ts
 from pplx_archiver.core.values import Blocks, Item, Step, TodoItem, WebResult, Workflow
+from pplx_archiver.errors import PayloadError
 
 MAX_WORKFLOW_DEPTH = 32
 _SECTION = re.compile(r"ask_text_(\d+)_markdown")
@@ -82,8 +83,12 @@ def web_results_at(parent: Node, key: str) -> tuple[WebResult, ...]:
     return fast if fast is not None else web_results(parent.get_list(key))
 
 
-def decode_blocks(entry: Node) -> Blocks:
-    """The typed content of an entry's ``blocks`` (empty when it has none)."""
+def decode_blocks(entry: Node, tolerant: bool = False) -> Blocks:
+    """The typed content of an entry's ``blocks`` (empty when it has none).
+
+    ``tolerant=True`` skips a block that cannot be decoded and lists it in ``problems``
+    (JSON path, reason) instead of raising.
+    """
     nodes = entry.get_list("blocks")
     if not nodes:
         return Blocks()
@@ -93,40 +98,49 @@ def decode_blocks(entry: Node) -> Blocks:
     results: list[WebResult] = []
     goals: list[str] = []
     assets: list[Node] = []
+    problems: list[tuple[str, str]] = []
     for block in nodes:
-        block.as_obj()
-        usage = block.get_str("intended_usage")
-        if usage == "ask_text":
-            md = block.get_obj("markdown_block")
-            if md is not None:
-                answer = _markdown_text(md)
-        elif usage.startswith("ask_text_") and usage.endswith("_markdown"):
-            md = block.get_obj("markdown_block")
-            match = _SECTION.fullmatch(usage)
-            if md is not None and match is not None:
-                sections.append((int(match.group(1)), _markdown_text(md)))
-        elif usage == "workflow_root":
-            wf = block.get_obj("workflow_block")
-            if wf is not None:
-                workflow = decode_workflow(wf, 0)
-        elif usage == "web_results":
-            wr = block.get_obj("web_result_block")
-            if wr is not None:
-                results.extend(web_results_at(wr, "web_results"))
-        elif usage in ("plan", "pro_search_steps"):
-            plan = block.get_obj("plan_block")
-            if plan is not None:
-                goals.extend(
-                    g.get_text("description") for g in plan.get_list("goals") if g.as_obj()
-                )
-                for step in plan.get_list("steps"):
-                    for asset in step.get_list("assets") if isinstance(step.v, dict) else ():
+        # One block that cannot be decoded is skipped and reported; the others still count.
+        size = (len(sections), len(results), len(goals), len(assets))
+        try:
+            block.as_obj()
+            usage = block.get_str("intended_usage")
+            if usage == "ask_text":
+                md = block.get_obj("markdown_block")
+                if md is not None:
+                    answer = _markdown_text(md)
+            elif usage.startswith("ask_text_") and usage.endswith("_markdown"):
+                md = block.get_obj("markdown_block")
+                match = _SECTION.fullmatch(usage)
+                if md is not None and match is not None:
+                    sections.append((int(match.group(1)), _markdown_text(md)))
+            elif usage == "workflow_root":
+                wf = block.get_obj("workflow_block")
+                if wf is not None:
+                    workflow = decode_workflow(wf, 0)
+            elif usage == "web_results":
+                wr = block.get_obj("web_result_block")
+                if wr is not None:
+                    results.extend(web_results_at(wr, "web_results"))
+            elif usage in ("plan", "pro_search_steps"):
+                plan = block.get_obj("plan_block")
+                if plan is not None:
+                    goals.extend(
+                        g.get_text("description") for g in plan.get_list("goals") if g.as_obj()
+                    )
+                    for step in plan.get_list("steps"):
+                        for asset in step.get_list("assets") if isinstance(step.v, dict) else ():
+                            assets.append(asset)
+            elif usage == "unified_assets":
+                ua = block.get_obj("unified_assets_block")
+                if ua is not None:
+                    for asset in ua.get_list("assets"):
                         assets.append(asset)
-        elif usage == "unified_assets":
-            ua = block.get_obj("unified_assets_block")
-            if ua is not None:
-                for asset in ua.get_list("assets"):
-                    assets.append(asset)
+        except PayloadError as exc:
+            if not tolerant:
+                raise
+            problems.append((exc.path, exc.message))
+            del sections[size[0] :], results[size[1] :], goals[size[2] :], assets[size[3] :]
     sections.sort(key=lambda pair: pair[0])
     return Blocks(
         answer=answer,
@@ -136,6 +150,7 @@ def decode_blocks(entry: Node) -> Blocks:
         goals=tuple(goals),
         asset_nodes=tuple(assets),
         count=len(nodes),
+        problems=tuple(problems),
     )
 
 

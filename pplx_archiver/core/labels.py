@@ -49,6 +49,10 @@ _EN: dict[str, str] = {
     "created": "Created",
     "updated": "Updated",
     "space": "Space",
+    "degraded": (
+        "⚠ Partly unreadable: {path}: {reason}{more} "
+        "(shown as far as it could be read; raw JSON kept in raw files)"
+    ),
     "appendix_note": (
         "Background task results that could not be placed in a turn; shown in full, "
         "in the order the service returned them."
@@ -91,6 +95,9 @@ _ZH: dict[str, str] = {
     "created": "创建时间",
     "updated": "更新时间",
     "space": "空间",
+    "degraded": (
+        "⚠ 部分无法读取：{path}：{reason}{more}（已尽可能显示；原始 JSON 保存在原始文件中）"
+    ),
     "appendix_note": "无法归入任何轮次的后台任务结果；按服务返回的顺序完整列出。",
 }
 

@@ -31,6 +31,7 @@ from pplx_archiver.core.values import Entry, Thread, WebResult
 from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
     Scope,
+    code,
     inline,
     render_plain_steps,
     render_steps,
@@ -139,13 +140,59 @@ class _Renderer:
         self.placement = place(thread.entries, self.payloads)
         self.scope = Scope(lang=self.lang, thread_uuid=self.uuid, by_id=self.placement.by_id)
         self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
+        # turn number → (JSON path, reason) of what could not be read in that turn
+        self.degraded: dict[int, tuple[tuple[str, str], ...]] = {}
 
     def label(self, key: str) -> str:
         return self.labels[key]
 
     # -- turns ------------------------------------------------------------------------
+    def note(self, problems: tuple[tuple[str, str], ...]) -> str:
+        """The one-line note of a degraded turn ('' when nothing was left out)."""
+        if not problems:
+            return ""
+        path, reason = problems[0]
+        more = f" (+{len(problems) - 1})" if len(problems) > 1 else ""
+        return "> " + labels.label(
+            "degraded", self.lang, path=code(path), reason=inline(reason), more=more
+        )
+
     def turn(self, number: int, entry: Entry) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
-        """(turn file text, (query, answer) as shown, turn citations) of one turn."""
+        """(turn file text, (query, answer) as shown, turn citations) of one turn.
+
+        A turn whose rendering meets a value it cannot read is rendered again from what
+        the decoder recovered (query, answer, sources), as a degraded turn.
+        """
+        scope = self.scope
+        mark = (len(scope.findings), len(scope.interruptions), set(scope.rendered_payloads))
+        try:
+            return self.full_turn(number, entry)
+        except PayloadError as exc:
+            del scope.findings[mark[0] :], scope.interruptions[mark[1] :]
+            scope.rendered_payloads = mark[2]
+            problems = (*entry.problems, (exc.path, exc.message))
+            self.degraded[number] = problems
+            return self.plain_turn(number, entry, problems)
+
+    def plain_turn(
+        self, number: int, entry: Entry, problems: tuple[tuple[str, str], ...]
+    ) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
+        """A turn from the decoded query, answer and sources only, with its note."""
+        query = md.safe_markdown(entry.query)
+        answer = entry.final_answer or entry.blocks.answer or ""
+        shown = self.scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        parts = [f"# {self.label('turn')} {number}", self.note(problems)]
+        parts.append(f"## {self.label('query')}\n\n{query}")
+        parts.append(f"## {self.label('answer')}\n\n{shown}")
+        unique = dedupe([*entry.sources, *entry.final_web_results, *entry.blocks.web_results])
+        if unique:
+            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        return "\n\n".join(parts) + "\n", (query, shown), unique
+
+    def full_turn(
+        self, number: int, entry: Entry
+    ) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
+        """The turn as :meth:`turn` returns it, raising PayloadError on an unreadable value."""
         scope = self.scope
         where = f"turn_{number:04d}"
         index = number - 1
@@ -153,6 +200,8 @@ class _Renderer:
         anchored = self.placement.anchored.get(index, ())
         on_stub = self.placement.stubs.get(index, ())
         parts = [f"# {self.label('turn')} {number}"]
+        if entry.problems:
+            parts.append(self.note(entry.problems))
         query = md.safe_markdown(entry.query)
         parts.append(f"## {self.label('query')}\n\n{query}")
         cited: list[WebResult] = entry_sources(entry)
@@ -212,6 +261,8 @@ class _Renderer:
         answers: list[tuple[str, str]] = []
         all_cited: list[WebResult] = []
         for number, entry in enumerate(thread.entries, 1):
+            if entry.problems:
+                self.degraded[number] = entry.problems
             text, shown, cited = self.turn(number, entry)
             files[f"turns/turn_{number:04d}.md"] = text.encode("utf-8", "replace")
             answers.append(shown)
@@ -234,6 +285,7 @@ class _Renderer:
             orjson.dumps(record_, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
         )
         events = list(self.scope.findings)
+        events.extend(self.degraded_events())
         for rec in self.scope.interruptions:
             events.append(("WORKFLOW_INTERRUPTED", dict(rec)))
         for var in variants:
@@ -249,6 +301,21 @@ class _Renderer:
             findings=_findings(events, self.uuid),
             variants=variants,
         )
+
+    def degraded_events(self) -> list[tuple[str, dict[str, Any]]]:
+        """One ENTRY_DEGRADED finding per value left out (turns, background, metadata)."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for number, problems in sorted(self.degraded.items()):
+            for path, reason in problems:
+                fields = {"turn": number, "entry_index": number - 1, "json_path": path}
+                out.append(("ENTRY_DEGRADED", {**fields, "reason": reason}))
+        for index, entry in enumerate(self.thread.background):
+            for path, reason in entry.problems:
+                fields = {"background_index": index, "json_path": path, "reason": reason}
+                out.append(("ENTRY_DEGRADED", fields))
+        for path, reason in self.thread.problems:
+            out.append(("ENTRY_DEGRADED", {"json_path": path, "reason": reason}))
+        return out
 
     def created_us(self) -> int | None:
         if self.thread.created_us is not None:
@@ -301,9 +368,11 @@ class _Renderer:
         ]
         parts = ["\n".join(front), f"# {inline(self.title) or '?'}"]
         for number, (query, shown) in enumerate(answers, 1):
+            note = self.note(self.degraded.get(number, ()))
             parts.append(
                 f"## {self.label('turn')} {number}\n\n"
-                f"### {self.label('query')}\n\n{query}\n\n"
+                + (f"{note}\n\n" if note else "")
+                + f"### {self.label('query')}\n\n{query}\n\n"
                 f"### {self.label('answer')}\n\n{shown}"
             )
         if appendix:
@@ -388,6 +457,13 @@ class _Renderer:
             rec["background"] = [
                 {"payload_id": p.id, "landing": kind, "turn": None if at is None else at + 1}
                 for p, kind, at in self.placement.landing
+            ]
+        if self.degraded:
+            rec["counts"]["degraded_turns"] = len(self.degraded)
+            rec["degraded"] = [
+                {"turn": number, "json_path": path, "reason": reason}
+                for number, problems in sorted(self.degraded.items())
+                for path, reason in problems
             ]
         if self.scope.interruptions:
             rec["interruptions"] = list(self.scope.interruptions)

@@ -49,7 +49,8 @@ CREATE TABLE IF NOT EXISTS threads (
     interruptions    TEXT,
     variant_count    INTEGER NOT NULL DEFAULT 0,
     listing          TEXT,
-    archived_at      TEXT
+    archived_at      TEXT,
+    degraded_turns   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
 CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
@@ -95,6 +96,7 @@ class ThreadRow:
     variant_count: int
     listing: Mapping[str, Any] | None
     archived_at: str | None
+    degraded_turns: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,6 +139,11 @@ class Index:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
+                columns = {r[1] for r in self._db.execute("PRAGMA table_info(threads)")}
+                if "degraded_turns" not in columns:  # an index written before the column
+                    self._db.execute(
+                        "ALTER TABLE threads ADD COLUMN degraded_turns INTEGER NOT NULL DEFAULT 0"
+                    )
                 row = self._db.execute("SELECT version FROM schema_version").fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))

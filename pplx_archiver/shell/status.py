@@ -1,7 +1,8 @@
 """The archive report behind ``pplx-export status``: local and read-only, from the index.
 
 Counts by state and by mode, the last run (command, times, summary), failures with their
-reasons, threads pending retry, answer-variant hits and interruption records. Nothing is
+reasons, threads pending retry, answer-variant hits, interruption records and degraded turns
+(turns rendered with a note because part of their payload could not be read). Nothing is
 fetched and nothing is written.
 """
 
@@ -24,7 +25,12 @@ def collect(archive: Archive) -> dict[str, Any]:
     interruptions: list[dict[str, Any]] = []
     interruption_kinds: Counter[str] = Counter()
     remote_deleted = 0
+    degraded: list[dict[str, Any]] = []
     for row in archive.iter_threads():
+        if row.status == "done" and row.degraded_turns:
+            degraded.append(
+                {"thread_uuid": row.uuid, "path": row.path, "degraded_turns": row.degraded_turns}
+            )
         by_state[row.status] += 1
         if row.status == "done":
             by_mode[row.mode or "unknown"] += 1
@@ -78,6 +84,9 @@ def collect(archive: Archive) -> dict[str, Any]:
         "interruptions": len(interruptions),
         "interruption_kinds": dict(sorted(interruption_kinds.items())),
         "interrupted_threads": interruptions[:MAX_LISTED],
+        "degraded_turns": sum(d["degraded_turns"] for d in degraded),
+        "degraded_threads": len(degraded),
+        "degraded": degraded[:MAX_LISTED],
     }
 
 
@@ -117,4 +126,13 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("answer variants: 0")
     kinds = ", ".join(f"{n} {k}" for k, n in report["interruption_kinds"].items())
     lines.append(f"interruptions: {report['interruptions']}" + (f" ({kinds})" if kinds else ""))
+    if report["degraded_turns"]:
+        lines.append(
+            f"⚠ degraded turns: {report['degraded_turns']} in {report['degraded_threads']} "
+            "threads (partly unreadable, rendered with a note; re-render after an upgrade)"
+        )
+        for item in report["degraded"]:
+            lines.append(f"  {item['path']}: {item['degraded_turns']} degraded")
+    else:
+        lines.append("degraded turns: 0")
     return "\n".join(lines) + "\n"
