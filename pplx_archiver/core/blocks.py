@@ -99,9 +99,11 @@ def decode_blocks(entry: Node, tolerant: bool = False) -> Blocks:
     goals: list[str] = []
     assets: list[Node] = []
     problems: list[tuple[str, str]] = []
+    mode_results: list[WebResult] = []  # used only when no web_results block exists
+    has_web_block = False
     for block in nodes:
         # One block that cannot be decoded is skipped and reported; the others still count.
-        size = (len(sections), len(results), len(goals), len(assets))
+        size = (len(sections), len(results), len(goals), len(assets), len(mode_results))
         try:
             block.as_obj()
             usage = block.get_str("intended_usage")
@@ -122,6 +124,11 @@ def decode_blocks(entry: Node, tolerant: bool = False) -> Blocks:
                 wr = block.get_obj("web_result_block")
                 if wr is not None:
                     results.extend(web_results_at(wr, "web_results"))
+                    has_web_block = True
+            elif usage == "sources_answer_mode":  # 2025 payloads: the answer's source list
+                sm = block.get_obj("sources_mode_block")
+                if sm is not None:
+                    mode_results.extend(web_results_at(sm, "web_results"))
             elif usage in ("plan", "pro_search_steps"):
                 plan = block.get_obj("plan_block")
                 if plan is not None:
@@ -141,12 +148,13 @@ def decode_blocks(entry: Node, tolerant: bool = False) -> Blocks:
                 raise
             problems.append((exc.path, exc.message))
             del sections[size[0] :], results[size[1] :], goals[size[2] :], assets[size[3] :]
+            del mode_results[size[4] :]
     sections.sort(key=lambda pair: pair[0])
     return Blocks(
         answer=answer,
         sections=tuple(text for _, text in sections),
         workflow=workflow,
-        web_results=tuple(results),
+        web_results=tuple(results if has_web_block else mode_results),
         goals=tuple(goals),
         asset_nodes=tuple(assets),
         count=len(nodes),

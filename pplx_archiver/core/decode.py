@@ -118,22 +118,41 @@ def _plain_step(
     final = _final_answer(content)
     if final is None:
         return plain, None
-    if isinstance(final.v, str):
-        return plain, (final.v, None)
+    if isinstance(final.v, str):  # results beside a prose answer (the 2023 text object)
+        beside = web_results_at(content, "web_results") if content.has("web_results") else None
+        return plain, (final.v, beside)
     if isinstance(final.v, dict):
         return plain, (final.get_str("answer"), web_results_at(final, "web_results"))
     return plain, None
 
 
 def _final_answer(content: Node) -> Node | None:
-    """The FINAL ``answer``: embedded JSON, or prose when it is a string that is not JSON."""
+    """The FINAL ``answer``: embedded JSON (an object or a string), else the string as prose.
+
+    Older payloads put the Markdown answer there directly: a string that does not parse, or
+    parses to something other than an object or a string (``42``), is the answer text.
+    """
     raw = content.raw("answer")
-    if isinstance(raw, str) and raw and raw.lstrip()[:1] not in ("{", "[", '"'):
-        try:
-            return content.json("answer")
-        except PayloadError:
-            return Node(raw, content, "answer")  # the answer as Markdown prose
-    return content.json("answer")
+    if not isinstance(raw, str) or not raw:
+        return content.json("answer")
+    try:
+        decoded = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        decoded = None
+    if isinstance(decoded, (str, dict)):
+        return Node(decoded, content, "answer")
+    return Node(raw, content, "answer")  # the answer as Markdown prose
+
+
+def _related(entry: Node) -> tuple[str, ...]:
+    """``related_queries``: strings, or objects with ``text`` (other elements are skipped)."""
+    out: list[str] = []
+    for item in entry.get_list("related_queries"):
+        if isinstance(item.v, str):
+            out.append(item.v)
+        elif isinstance(item.v, dict) and isinstance(item.v.get("text"), str):
+            out.append(item.v["text"])
+    return tuple(q for q in out if q.strip())
 
 
 def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) -> Entry:
@@ -311,6 +330,7 @@ def _decode_entry(
         sources=sources,
         blocks=blocks,
         has_text=has_text,
+        related=_related(node),
     )
 
 
@@ -336,6 +356,7 @@ def _join(plain: Entry | None, schem: Entry | None) -> Entry:
         trigger=schem.trigger or plain.trigger,
         locked_reason=schem.locked_reason or plain.locked_reason,
         side_by_side=schem.side_by_side or plain.side_by_side,
+        related=schem.related or plain.related,
     )
 
 

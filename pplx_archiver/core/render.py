@@ -187,7 +187,15 @@ class _Renderer:
         unique = dedupe([*entry.sources, *entry.final_web_results, *entry.blocks.web_results])
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        parts.extend(self.related(entry))
         return "\n\n".join(parts) + "\n", (query, shown), unique
+
+    def related(self, entry: Entry) -> list[str]:
+        """The "Related questions" section of a turn (none without related queries)."""
+        if not entry.related:
+            return []
+        items = "\n".join(f"- {inline(q)}" for q in entry.related)
+        return [f"## {self.label('related')}\n\n{items}"]
 
     def full_turn(
         self, number: int, entry: Entry
@@ -241,6 +249,7 @@ class _Renderer:
         unique = dedupe(cited)
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        parts.extend(self.related(entry))
         return "\n\n".join(parts) + "\n", (query, shown), unique
 
     def payload_block(self, payload: Payload, location: str) -> str:

@@ -181,6 +181,7 @@ class Entry:
     sources: tuple[WebResult, ...]
     blocks: Blocks
     has_text: bool = False
+    related: tuple[str, ...] = ()
     # (JSON path, reason) of each value that could not be decoded: the entry is degraded
     problems: tuple[tuple[str, str], ...] = ()
 

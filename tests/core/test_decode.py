@@ -81,12 +81,13 @@ def test_final_answer_prose_is_read_as_markdown() -> None:
     assert entry.problems == ()
 
 
-def test_broken_final_json_skips_the_step() -> None:
-    """A FINAL answer that looks like JSON but does not parse skips that step, with its path."""
-    bad = b.entry("e1", 1, text=[{"step_type": "FINAL", "content": {"answer": "{x"}}])
-    (entry,) = decode_thread(_pages(b.page([bad])), ()).entries
-    assert entry.final_answer is None
-    assert [p for p, _ in entry.problems] == ["plain_pages[0].entries[0].text[0].content.answer"]
+def test_final_answer_that_is_not_json_is_prose() -> None:
+    """A FINAL answer string that does not parse (or is a bare number) is the answer text."""
+    for raw in ("{x", "42"):
+        bad = b.entry("e1", 1, text=[{"step_type": "FINAL", "content": {"answer": raw}}])
+        (entry,) = decode_thread(_pages(b.page([bad])), ()).entries
+        assert entry.final_answer == raw
+        assert entry.problems == ()
 
 
 def test_entry_without_id_gets_one_from_its_path() -> None:
