@@ -127,13 +127,15 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
 def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> bool:
     """Whether the schematized fetch is needed after the plain pages were fetched.
 
-    True for computer, council, study and deep-research threads, and for a thread classified
-    search when no entry carries any ``display_model`` (uncertain). A malformed page raises
-    PayloadError like every decode.
+    True for computer, council, study and deep-research threads, for a thread classified
+    search by default (no mapped signal: no known ``search_mode``, no computer signal, no
+    mapped display model, no deciding step name; an unmapped display model such as ``turbo``
+    or ``pplx_alpha`` does not count), and for one where no entry carries any
+    ``display_model`` (uncertain). A page of which nothing can be read raises PayloadError.
     """
     thread = decode_thread(plain_pages, ())
     decision = detect_mode(thread, listing)
-    if decision.mode in NEEDS_BLOCKS:
-        return True
+    if decision.mode in NEEDS_BLOCKS or decision.decided_by == "default":
+        return True  # "default": no mapped signal at all (turbo, pplx_alpha alone are unmapped)
     everything = thread.entries + thread.background
     return not any(e.display_model for e in everything)

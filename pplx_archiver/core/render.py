@@ -46,6 +46,19 @@ BASE_URL = "https://www.perplexity.ai"
 _YAML_VERBATIM = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except " and \
 
 
+# C0 controls but tab and newline, and DEL, shown as their Unicode control pictures (␀ ␇ ␛):
+# a Markdown file stays text for grep and editors whatever a payload held.
+_CONTROLS = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)} | {0x7F: 0x2421}
+_HAS_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _md_bytes(text: str) -> bytes:
+    """A Markdown file's bytes: UTF-8, no control character but tab and newline."""
+    if _HAS_CONTROL.search(text):
+        text = text.translate(_CONTROLS)
+    return text.encode("utf-8", "replace")
+
+
 def _yaml(value: str | None) -> str:
     """A YAML double-quoted scalar (or ``null``) safe for any text."""
     if value is None:
@@ -273,7 +286,7 @@ class _Renderer:
             if entry.problems:
                 self.degraded[number] = entry.problems
             text, shown, cited = self.turn(number, entry)
-            files[f"turns/turn_{number:04d}.md"] = text.encode("utf-8", "replace")
+            files[f"turns/turn_{number:04d}.md"] = _md_bytes(text)
             answers.append(shown)
             all_cited.extend(cited)
         appendix: list[str] = []
@@ -282,12 +295,12 @@ class _Renderer:
             self.scope.rendered_payloads.add(payload.index)
             appendix.append(self.payload_block(payload, "background_unassigned"))
         sources = dedupe(all_cited)
-        files["conversation.md"] = self.conversation(answers, appendix).encode("utf-8", "replace")
+        files["conversation.md"] = _md_bytes(self.conversation(answers, appendix))
         files["sources.json"] = sources_json(sources)
-        files["sources.md"] = self.sources_md(sources).encode("utf-8", "replace")
+        files["sources.md"] = _md_bytes(self.sources_md(sources))
         report = self.report()
         if report is not None:
-            files["report.md"] = report.encode("utf-8", "replace")
+            files["report.md"] = _md_bytes(report)
         variants = self.variants()
         record_ = self.record(sources, variants)
         files["thread.json"] = (

@@ -202,3 +202,18 @@ def test_unknown_block_kind_changes_nothing(name: str, index: int) -> None:
     entry = body["entries"][index % len(body["entries"])]
     entry["blocks"].insert(0, {"intended_usage": "zz_future", "zz_future_block": {"x": [1]}})
     assert _render(body).files == before
+
+
+def test_control_characters_never_reach_markdown() -> None:
+    """NUL, BEL, ESC and DEL in a query or answer are shown as control pictures in .md files."""
+    body = _body("thread_search_1.json")
+    body["entries"][0]["query_str"] = "a\x00b\x07c\x1bd\re\x7f"
+    body["entries"][1]["thread_title"] = "t\x00"
+    for block in body["entries"][0]["blocks"]:
+        if block.get("intended_usage") == "ask_text":
+            block["markdown_block"]["answer"] = "x\x1b[31mred\x00"
+    files = _render(body).files
+    for name, data in files.items():
+        if name.endswith(".md"):
+            assert not any((b < 0x20 and b not in (0x09, 0x0A)) or b == 0x7F for b in data), name
+    assert "a␀b␇c␛d\ne␡" in files["turns/turn_0001.md"].decode()  # CR: a line break

@@ -368,3 +368,14 @@ async def test_curl_transport_adapts_requests_and_errors() -> None:
     with pytest.raises(httpx.ConnectError):
         await transport.handle_async_request(request)
     await transport.aclose()
+
+
+def test_403_challenge_page_without_html_type_or_leading_tag() -> None:
+    """A 403 whose body is a challenge page is a challenge even as JSON, behind a comment."""
+    body = b"<!-- edge --><div id='cf-chl-widget'>Just a moment...</div>"
+    request = httpx.Request("GET", "https://www.perplexity.ai/rest/thread/x")
+    for ctype in ("application/json", "text/plain", ""):
+        headers = {"content-type": ctype} if ctype else {}
+        response = httpx.Response(403, content=body, headers=headers, request=request)
+        with pytest.raises(ChallengeError):
+            map_response(response)

@@ -1,0 +1,75 @@
+"""Mode and placement rules checked clause by clause against crafted payloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
+from pplx_archiver.core.render import needs_blocks, render_thread
+from pplx_archiver.shell.pipeline import row_from_arg
+from tests.core import builders as b
+
+
+def _plain(*entries: dict[str, Any]) -> tuple[RawPage, ...]:
+    return (RawPage({}, b.page(list(entries))),)
+
+
+def test_unmapped_display_model_alone_still_fetches_blocks() -> None:
+    """``turbo`` or ``pplx_alpha`` without a RESEARCH_ANSWER step is no mapped signal."""
+    for model in ("turbo", "pplx_alpha"):
+        entry = b.entry("e1", 1, search_mode=None, display_model=model, text=[b.final_step("a")])
+        assert needs_blocks(_plain(entry), None), model
+
+
+def test_mapped_search_mode_with_a_display_model_needs_no_blocks() -> None:
+    """A search thread with ``search_mode`` SEARCH and a display model is certain: no blocks."""
+    entry = b.entry("e1", 1, text=[b.final_step("a")])
+    assert not needs_blocks(_plain(entry), None)
+
+
+def test_unknown_search_mode_is_ignored() -> None:
+    """An unknown ``search_mode`` value is no signal: the mapped display model decides."""
+    entry = b.entry("e1", 1, search_mode="ZZ_FUTURE", display_model="pplx_study")
+    entry["text"] = b.final_step("a")["content"]["answer"]
+    result = render_thread(ThreadInput("t", _plain(entry)), b.CTX)
+    assert result.mode == "study"
+
+
+def test_computer_task_url_reaches_mode_detection() -> None:
+    """``export <…/computer/tasks/…>``: no search_mode, no metadata mode, still computer."""
+    row = row_from_arg("https://www.perplexity.ai/computer/tasks/abc-123")
+    assert row == ListingRow(thread_id="abc-123", mode="COMPUTER")
+    entry = b.entry("e1", 1, search_mode=None, display_model=None, text=[b.final_step("a")])
+    pages = _plain(entry)
+    assert needs_blocks(pages, row)
+    result = render_thread(ThreadInput("abc-123", pages, listing=row), b.CTX)
+    assert result.mode == "computer"
+    assert row_from_arg("https://www.perplexity.ai/search/abc-123").mode is None
+
+
+def _stub_thread(completed: str) -> ThreadInput:
+    stub = b.entry("stub", 100, text=[b.final_step("stub answer")], trigger="subagent_result")
+    first = b.entry("e1", 1, text=[b.final_step("a")])
+    bg = b.entry(
+        "bg", 95, is_background=True, blocks=[b.workflow([b.payload("p1", completed=completed)])]
+    )
+    return ThreadInput(
+        "t", (RawPage({}, b.page([first, stub], [bg])),), (RawPage({}, b.page([], [bg])),)
+    )
+
+
+def test_run_without_completion_time_goes_to_the_appendix() -> None:
+    """A payload with no ``completed_at`` is never time-matched to a stub turn.
+
+    Its background entry was updated right at the stub's creation time (the old fallback).
+    """
+    result = render_thread(_stub_thread(""), b.CTX)
+    assert [x["landing"] for x in result.record["background"]] == ["appendix"]
+
+
+def test_stub_window_boundary() -> None:
+    """Exactly 10 s from the stub is inside the window; 10.000001 s is outside."""
+    inside = render_thread(_stub_thread(b.ts(90)), b.CTX)  # stub created at second 100
+    assert [x["landing"] for x in inside.record["background"]] == ["stub"]
+    outside = render_thread(_stub_thread(b.ts(89)[:-13] + ".999999+00:00"), b.CTX)
+    assert [x["landing"] for x in outside.record["background"]] == ["appendix"]
