@@ -26,7 +26,7 @@ from pplx_archiver.core.model import Finding, RenderContext, RenderResult, Threa
 from pplx_archiver.core.modes import detect_mode, needs_blocks
 from pplx_archiver.core.report import pick_report, render_report
 from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, collect_payloads, place
-from pplx_archiver.core.timeparse import date_of, iso
+from pplx_archiver.core.timeparse import date_of, iso, parse_ts
 from pplx_archiver.core.values import Entry, Thread, WebResult
 from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
@@ -95,6 +95,32 @@ def _thread_uuid(inp: ThreadInput, thread: Thread) -> str:
     return inp.thread_id
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _real_uuid(key: str, thread: Thread) -> str:
+    """The thread's uuid when it is addressed by a text slug (older threads).
+
+    Today the slug is the first entry's uuid; an older slug is words plus an id, and the
+    uuid is then the first entry's ``backend_uuid`` (else ``uuid``), else ``context_uuid``.
+    """
+    if _UUID.fullmatch(key):
+        return key
+    for entry in thread.entries:
+        for candidate in (entry.key, entry.uuid, entry.context_uuid):
+            if _UUID.fullmatch(candidate):
+                return candidate
+    return key
+
+
+def _utc(text: str) -> str:
+    """An update time in the front-matter format (``…Z``, UTC); unreadable text as is."""
+    try:
+        return iso(parse_ts(text)) or text
+    except PayloadError:
+        return text
+
+
 def _completeness(thread: Thread) -> dict[str, Any]:
     plain = [p for p in thread.pages if p.flavour == "plain"]
     blocks = [p for p in thread.pages if p.flavour == "blocks"]
@@ -135,6 +161,7 @@ class _Renderer:
         self.thread = decode_thread(inp.plain_pages, inp.blocks_pages)
         thread = self.thread
         self.uuid = _thread_uuid(inp, thread)
+        self.real_uuid = _real_uuid(self.uuid, thread)
         listing = inp.listing
         self.title = (
             thread.title
@@ -317,7 +344,7 @@ class _Renderer:
             thread_uuid=self.uuid,
             mode=self.mode,
             title=self.title,
-            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.uuid),
+            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.real_uuid),
             files=dict(sorted(files.items())),
             record=record_,
             findings=_findings(events, self.uuid),
@@ -379,11 +406,11 @@ class _Renderer:
         front = [
             "---",
             f"title: {_yaml(self.title)}",
-            f"uuid: {_yaml(self.uuid)}",
+            f"uuid: {_yaml(self.real_uuid)}",
             f"url: {_yaml(self.url)}",
             f"mode: {_yaml(self.mode)}",
             f"created: {_yaml(iso(self.created_us()))}",
-            f"updated: {_yaml(self.last_updated())}",
+            f"updated: {_yaml(_utc(self.last_updated()))}",
             f"space: {_yaml(space['title'] or space['slug'] if space else None)}",
             f"model: {_yaml(self.model())}",
             "---",

@@ -79,3 +79,20 @@ def test_old_modes_classify_as_search() -> None:
     entry.pop("search_mode", None)
     result = render_thread(ThreadInput("t", (RawPage({}, b.page([entry])),)), b.CTX)
     assert result.mode == "search"
+
+
+def test_text_slug_thread_keeps_its_uuid_in_front_matter_and_folder() -> None:
+    """An old thread addressed by its text slug shows its uuid, not the slug; times are UTC."""
+    uuid = "d236db28-526f-49a1-9a21-faa33c3ad928"
+    entry = _entry(
+        text=orjson.dumps("A.").decode(), thread_url_slug="what-is-x-Ab3dE5fG7hI9jK1lM3nO5p"
+    )
+    entry["uuid"] = entry["backend_uuid"] = uuid
+    entry["updated_datetime"] = "2024-03-01T10:00:00.5+02:00"
+    result = render_thread(ThreadInput("what-is-x", (RawPage({}, b.page([entry])),)), b.CTX)
+    front = result.files["conversation.md"].decode().split("---")[1]
+    assert f'uuid: "{uuid}"' in front
+    assert result.dir_name.endswith("_d236db28")
+    created = next(line for line in front.splitlines() if line.startswith("created:"))
+    updated = next(line for line in front.splitlines() if line.startswith("updated:"))
+    assert created.endswith('Z"') and updated == 'updated: "2024-03-01T08:00:00.500000Z"'
