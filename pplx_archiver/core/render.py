@@ -293,6 +293,8 @@ class _Renderer:
         return "\n\n".join(parts) + "\n", (query, shown), unique
 
     def payload_block(self, payload: Payload, location: str) -> str:
+        if payload.workflow is None:  # a background entry with a plain answer, no workflow
+            return self.plain_payload(payload)
         return render_subagent(
             payload.workflow,
             self.scope,
@@ -302,6 +304,19 @@ class _Renderer:
             record_it=True,
             locked=payload.locked_reason,
         )
+
+    def plain_payload(self, payload: Payload) -> str:
+        """A workflow-less background entry: its query as heading, its answer and sources."""
+        entry = payload.entry
+        title = inline(entry.query) or inline(payload.id) or "?"
+        parts = [f"#### {self.label('subagent')}: {title}"]
+        answer = entry.final_answer or entry.blocks.answer or ""
+        if answer.strip():
+            parts.append(f"**{self.label('conclusion')}**\n\n{self.scope.block(answer)}")
+        cited = dedupe(entry_sources(entry))
+        if cited:
+            parts.append(f"**{self.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
+        return "\n\n".join(parts)
 
     # -- whole thread -------------------------------------------------------------------
     def render(self) -> RenderResult:
@@ -319,6 +334,8 @@ class _Renderer:
         appendix: list[str] = []
         for payload in self.placement.appendix:
             all_cited.extend(workflow_sources(payload.workflow))
+            if payload.workflow is None:
+                all_cited.extend(entry_sources(payload.entry))
             self.scope.rendered_payloads.add(payload.index)
             appendix.append(self.payload_block(payload, "background_unassigned"))
         sources = dedupe(all_cited)

@@ -73,3 +73,17 @@ def test_stub_window_boundary() -> None:
     assert [x["landing"] for x in inside.record["background"]] == ["stub"]
     outside = render_thread(_stub_thread(b.ts(89)[:-13] + ".999999+00:00"), b.CTX)
     assert [x["landing"] for x in outside.record["background"]] == ["appendix"]
+
+
+def test_background_entry_with_a_plain_answer_renders_in_the_appendix() -> None:
+    """A background entry with a FINAL answer and no workflow shows its answer and sources."""
+    first = b.entry("e1", 1, text=[b.final_step("a")])
+    bg = b.entry(
+        "bg", 50, is_background=True, query="Side task", text=[b.final_step("Found it.", 7)]
+    )
+    result = render_thread(ThreadInput("t", (RawPage({}, b.page([first], [bg])),)), b.CTX)
+    conversation = result.files["conversation.md"].decode()
+    appendix = conversation.split("## Background tasks (unassigned to turns)")[1]
+    assert "Sub-agent: Side task" in appendix and "Found it." in appendix
+    assert "https://example.com/7" in appendix
+    assert b"https://example.com/7" in result.files["sources.json"]
