@@ -87,3 +87,15 @@ def test_background_entry_with_a_plain_answer_renders_in_the_appendix() -> None:
     assert "Sub-agent: Side task" in appendix and "Found it." in appendix
     assert "https://example.com/7" in appendix
     assert b"https://example.com/7" in result.files["sources.json"]
+
+
+def test_disagreeing_display_models_resolve_to_the_most_specific_mode() -> None:
+    """Without search_mode, pplx_study and pplx_agentic_research turns make council, reported."""
+    study = b.entry("e1", 1, search_mode=None, display_model="pplx_study", text=[b.final_step("a")])
+    council = b.entry(
+        "e2", 20, search_mode=None, display_model="pplx_agentic_research", text=[b.final_step("b")]
+    )
+    result = render_thread(ThreadInput("t", _plain(study, council)), b.CTX)
+    assert result.mode == "council"
+    switch = [f for f in result.findings if f.event == "MODE_SWITCH"]
+    assert switch and switch[0].fields["display_model_modes"] == ["council", "study"]
