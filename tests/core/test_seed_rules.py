@@ -99,3 +99,27 @@ def test_disagreeing_display_models_resolve_to_the_most_specific_mode() -> None:
     assert result.mode == "council"
     switch = [f for f in result.findings if f.event == "MODE_SWITCH"]
     assert switch and switch[0].fields["display_model_modes"] == ["council", "study"]
+
+
+def _member(status: str) -> dict[str, Any]:
+    member = b.payload(
+        "m1", status, steps=[b.step([b.text_item("member answer")])], mode="LLM_COUNCIL"
+    )
+    return member
+
+
+def test_canceled_council_member_and_stepless_subagent_are_recorded() -> None:
+    """A canceled council member and a step-less nested sub-agent go into interruptions."""
+    council = b.workflow([_member("WORKFLOW_CANCELED")])
+    stepless = b.workflow([b.payload("s1", "WORKFLOW_AWAITING_NEXT_STEPS", anchor=True)])
+    first = b.entry("e1", 1, blocks=[b.answer_block("a"), council], search_mode="AGENTIC_RESEARCH")
+    second = b.entry(
+        "e2", 20, blocks=[b.answer_block("b"), stepless], search_mode="AGENTIC_RESEARCH"
+    )
+    page = b.page([first, second])
+    result = render_thread(ThreadInput("t", (RawPage({}, page),), (RawPage({}, page),)), b.CTX)
+    found = {(r["location"], r["kind"]) for r in result.record.get("interruptions", [])}
+    assert ("turn_0001/council_member", "canceled") in found
+    assert ("turn_0002/subagent", "interrupted") in found
+    turn = result.files["turns/turn_0001.md"].decode()
+    assert "⛔ canceled" in turn
