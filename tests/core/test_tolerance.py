@@ -179,9 +179,15 @@ def test_one_broken_block_degrades_its_entry(name: str, index: int, pick: int, h
     at = pick % len(blocks)
     usage = blocks[at].get("intended_usage", "")
     payload_keys = [k for k in blocks[at] if k.endswith("_block")]
-    known = usage in ("ask_text", "workflow_root", "web_results", "plan") or (
-        usage.startswith("ask_text_") and usage.endswith("_markdown")
-    )
+    known = usage in (
+        "ask_text",
+        "workflow_root",
+        "web_results",
+        "pro_search_steps",
+        "unified_assets",
+        "plan",
+        "sources_answer_mode",
+    ) or (usage.startswith("ask_text_") and usage.endswith("_markdown"))
 
     def mutate(entry: dict[str, Any]) -> None:
         if how == "string" or not payload_keys:
