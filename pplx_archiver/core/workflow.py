@@ -325,6 +325,7 @@ KNOWN_PLAIN = frozenset(
         "GENERATE_IMAGE_RESULTS",
         "DOCX",
         "READ",
+        "PROMPT_INPUT",
         "FINAL",
     }
 )
@@ -356,7 +357,7 @@ def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
     """One plain ``text`` step as Markdown ('' for FINAL, whose answer renders apart)."""
     kind = step.step_type
     content = Node(step.content, step.where, "content")
-    head = f"**{inline(kind) or '?'}**"
+    head = f"**{labels.step_label(kind, scope.lang) or inline(kind) or '?'}**"
     if kind == "FINAL":
         return ""
     if kind == "INITIAL_QUERY":

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.decode import decode_thread
-from pplx_archiver.core.model import RawPage, ThreadInput
+from pplx_archiver.core.model import RawPage, RenderContext, ThreadInput
 from pplx_archiver.core.render import render_thread
 from tests.core import builders as b
 
@@ -96,3 +96,20 @@ def test_text_slug_thread_keeps_its_uuid_in_front_matter_and_folder() -> None:
     created = next(line for line in front.splitlines() if line.startswith("created:"))
     updated = next(line for line in front.splitlines() if line.startswith("updated:"))
     assert created.endswith('Z"') and updated == 'updated: "2024-03-01T08:00:00.500000Z"'
+
+
+def test_step_constants_are_shown_as_labels() -> None:
+    """Plain step types such as INITIAL_QUERY show as labels in the language of the archive."""
+    steps = [
+        {"step_type": "INITIAL_QUERY", "content": {"query": "q"}},
+        {"step_type": "PROMPT_INPUT", "content": {"inputs": []}},
+        b.final_step("A.", 1),
+    ]
+    entry = _entry(text=orjson.dumps(steps).decode())
+    inp = ThreadInput("t", (RawPage({}, b.page([entry])),))
+    result = render_thread(inp, b.CTX)
+    turn = result.files["turns/turn_0001.md"].decode()
+    assert "**Initial query**" in turn and "INITIAL" not in turn
+    assert not [f for f in result.findings if f.event == "UNKNOWN_STEP_TYPE"]
+    zh = render_thread(inp, RenderContext(exported_at=b.CTX.exported_at, lang="zh"))
+    assert "**初始提问**" in zh.files["turns/turn_0001.md"].decode()
