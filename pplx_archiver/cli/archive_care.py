@@ -193,7 +193,8 @@ def verify(
 
     Checks files of every done thread, thread.json against the index, completeness (no
     cursor gap), byte-identical re-render, leftover temp files, duplicate registry lines
-    and asset hashes.
+    and asset hashes. Also prints how many turns are degraded (partly unreadable payloads,
+    rendered with a note); they are not problems.
 
     \b
     Examples:
@@ -205,11 +206,14 @@ def verify(
         with _open(settings, read_only=True) as archive:
             threads = sum(1 for _ in archive.iter_threads("done"))
             problems = verify_mod.verify(archive, lang=lang, jobs=jobs or os.cpu_count() or 1)
+            turns, with_degraded = verify_mod.degraded_summary(archive)
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
     for problem in problems:
         typer.echo(problem.line())
+    if turns:
+        typer.echo(f"verify: {turns} degraded turns in {with_degraded} threads (not a problem)")
     if problems:
         typer.echo(f"verify: {len(problems)} problems in an archive of {threads} threads")
         raise typer.Exit(EXIT_FAILURES)

@@ -1,19 +1,19 @@
 """Decoding of schematized ``blocks[]`` and (nested) workflows into typed values.
 
-Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (docs/dev/api.md §5);
-workflows and their items follow §5–§6 there. Unknown blocks and unknown item types are kept
-(items as raw values) so the renderer can show a placeholder instead of dropping them.
+Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (API.md §4.1); workflows
+and their items follow §4.2–§4.6. Unknown blocks and unknown item types are kept (items as
+raw values) so the renderer can show a placeholder instead of dropping them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from pplx_archiver.core.node import Node
 from pplx_archiver.core.timeparse import node_ts
 from pplx_archiver.core.values import Blocks, Item, Step, TodoItem, WebResult, Workflow
+from pplx_archiver.errors import PayloadError
 
 MAX_WORKFLOW_DEPTH = 32
 _SECTION = re.compile(r"ask_text_(\d+)_markdown")
@@ -83,96 +83,85 @@ def web_results_at(parent: Node, key: str) -> tuple[WebResult, ...]:
     return fast if fast is not None else web_results(parent.get_list(key))
 
 
-class _BlocksFound:
-    """What the blocks of one entry held so far, in block order."""
+# One branch per block kind, each inside the per-block tolerance guard; splitting it by kind
+# (as the strict decoder was) is still to do.
+def decode_blocks(entry: Node, tolerant: bool = False) -> Blocks:  # noqa: C901
+    """The typed content of an entry's ``blocks`` (empty when it has none).
 
-    __slots__ = ("answer", "assets", "goals", "results", "sections", "workflow")
-
-    def __init__(self) -> None:
-        self.answer: str | None = None
-        self.sections: list[tuple[int, str]] = []
-        self.workflow: Workflow | None = None
-        self.results: list[WebResult] = []
-        self.goals: list[str] = []
-        self.assets: list[Node] = []
-
-
-def decode_blocks(entry: Node) -> Blocks:
-    """The typed content of an entry's ``blocks`` (empty when it has none)."""
+    ``tolerant=True`` skips a block that cannot be decoded and lists it in ``problems``
+    (JSON path, reason) instead of raising.
+    """
     nodes = entry.get_list("blocks")
     if not nodes:
         return Blocks()
-    found = _BlocksFound()
+    answer: str | None = None
+    sections: list[tuple[int, str]] = []
+    workflow: Workflow | None = None
+    results: list[WebResult] = []
+    goals: list[str] = []
+    assets: list[Node] = []
+    problems: list[tuple[str, str]] = []
+    mode_results: list[WebResult] = []  # used only when no web_results block exists
+    has_web_block = False
     for block in nodes:
-        block.as_obj()
-        usage = block.get_str("intended_usage")
-        take = _BLOCK_USAGES.get(usage)
-        if take is not None:
-            take(block, found)
-        elif usage.startswith("ask_text_") and usage.endswith("_markdown"):
-            _section(block, usage, found)
-    found.sections.sort(key=lambda pair: pair[0])
+        # One block that cannot be decoded is skipped and reported; the others still count.
+        size = (len(sections), len(results), len(goals), len(assets), len(mode_results))
+        try:
+            block.as_obj()
+            usage = block.get_str("intended_usage")
+            if usage == "ask_text":
+                md = block.get_obj("markdown_block")
+                if md is not None:
+                    answer = _markdown_text(md)
+            elif usage.startswith("ask_text_") and usage.endswith("_markdown"):
+                md = block.get_obj("markdown_block")
+                match = _SECTION.fullmatch(usage)
+                if md is not None and match is not None:
+                    sections.append((int(match.group(1)), _markdown_text(md)))
+            elif usage == "workflow_root":
+                wf = block.get_obj("workflow_block")
+                if wf is not None:
+                    workflow = decode_workflow(wf, 0)
+            elif usage == "web_results":
+                wr = block.get_obj("web_result_block")
+                if wr is not None:
+                    results.extend(web_results_at(wr, "web_results"))
+                    has_web_block = True
+            elif usage == "sources_answer_mode":  # 2025 payloads: the answer's source list
+                sm = block.get_obj("sources_mode_block")
+                if sm is not None:
+                    mode_results.extend(web_results_at(sm, "web_results"))
+            elif usage in ("plan", "pro_search_steps"):
+                plan = block.get_obj("plan_block")
+                if plan is not None:
+                    goals.extend(
+                        g.get_text("description") for g in plan.get_list("goals") if g.as_obj()
+                    )
+                    for step in plan.get_list("steps"):
+                        for asset in step.get_list("assets") if isinstance(step.v, dict) else ():
+                            assets.append(asset)
+            elif usage == "unified_assets":
+                ua = block.get_obj("unified_assets_block")
+                if ua is not None:
+                    for asset in ua.get_list("assets"):
+                        assets.append(asset)
+        except PayloadError as exc:
+            if not tolerant:
+                raise
+            problems.append((exc.path, exc.message))
+            del sections[size[0] :], results[size[1] :], goals[size[2] :], assets[size[3] :]
+            del mode_results[size[4] :]
+    sections.sort(key=lambda pair: pair[0])
     return Blocks(
-        answer=found.answer,
-        sections=tuple(text for _, text in found.sections),
-        workflow=found.workflow,
-        web_results=tuple(found.results),
-        goals=tuple(found.goals),
-        asset_nodes=tuple(found.assets),
+        answer=answer,
+        sections=tuple(text for _, text in sections),
+        workflow=workflow,
+        web_results=tuple(results if has_web_block else mode_results),
+        goals=tuple(goals),
+        asset_nodes=tuple(assets),
         count=len(nodes),
+        problems=tuple(problems),
     )
-
-
-def _ask_text(block: Node, found: _BlocksFound) -> None:
-    md = block.get_obj("markdown_block")
-    if md is not None:
-        found.answer = _markdown_text(md)
-
-
-def _section(block: Node, usage: str, found: _BlocksFound) -> None:
-    md = block.get_obj("markdown_block")
-    match = _SECTION.fullmatch(usage)
-    if md is not None and match is not None:
-        found.sections.append((int(match.group(1)), _markdown_text(md)))
-
-
-def _workflow_root(block: Node, found: _BlocksFound) -> None:
-    wf = block.get_obj("workflow_block")
-    if wf is not None:
-        found.workflow = decode_workflow(wf, 0)
-
-
-def _web_results(block: Node, found: _BlocksFound) -> None:
-    wr = block.get_obj("web_result_block")
-    if wr is not None:
-        found.results.extend(web_results_at(wr, "web_results"))
-
-
-def _plan(block: Node, found: _BlocksFound) -> None:
-    plan = block.get_obj("plan_block")
-    if plan is not None:
-        found.goals.extend(g.get_text("description") for g in plan.get_list("goals") if g.as_obj())
-        for step in plan.get_list("steps"):
-            for asset in step.get_list("assets") if isinstance(step.v, dict) else ():
-                found.assets.append(asset)
-
-
-def _unified_assets(block: Node, found: _BlocksFound) -> None:
-    ua = block.get_obj("unified_assets_block")
-    if ua is not None:
-        for asset in ua.get_list("assets"):
-            found.assets.append(asset)
-
-
-# What each known ``intended_usage`` contributes; other blocks are ignored.
-_BLOCK_USAGES: dict[str, Callable[[Node, _BlocksFound], None]] = {
-    "ask_text": _ask_text,
-    "workflow_root": _workflow_root,
-    "web_results": _web_results,
-    "plan": _plan,
-    "pro_search_steps": _plan,
-    "unified_assets": _unified_assets,
-}
 
 
 def _markdown_text(md: Node) -> str:
@@ -274,7 +263,7 @@ def _table(payload: Node) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]
     return tuple(columns), fixed
 
 
-def decode_item(node: Node, depth: int) -> Item:
+def decode_item(node: Node, depth: int) -> Item:  # noqa: C901 (one branch per item type)
     """One workflow item, typed by ``type``; unknown types keep their raw payload."""
     node.as_obj()
     kind = node.get_str("type")
@@ -288,107 +277,84 @@ def decode_item(node: Node, depth: int) -> Item:
         text = text_p.get_str("text") or "".join(c.as_str() for c in text_p.get_list("chunks"))
         variant = text_p.get_str("variant")
         header = text_p.get_str("header")
-    fields = _ITEM_FIELDS.get(kind)
-    extra = fields(payload, depth) if fields is not None else {"raw": payload.v}
-    return Item(id=ident, type=kind, where=node, text=text, variant=variant, header=header, **extra)
 
-
-def _text_fields(payload: Node, depth: int) -> dict[str, Any]:
-    return {}
-
-
-def _sources_fields(payload: Node, depth: int) -> dict[str, Any]:
-    sp = payload.get_obj("sources_payload")
-    sources = web_results_at(sp, "sources") if sp is not None else ()
-    return {
-        "sources": sources,
-        "raw": [a.v for a in sp.get_list("assets")] if sp is not None else None,
-    }
-
-
-def _queries_fields(payload: Node, depth: int) -> dict[str, Any]:
-    qp = payload.get_obj("queries_payload")
-    queries = tuple(
-        q.as_str() if not isinstance(q.v, dict) else q.get_text("query")
-        for q in (qp.get_list("queries") if qp is not None else [])
-    )
-    return {"queries": queries}
-
-
-def _table_fields(payload: Node, depth: int) -> dict[str, Any]:
-    tp = payload.get_obj("table_payload")
-    cols, rows = _table(tp) if tp is not None else ((), ())
-    return {"columns": cols, "rows": rows}
-
-
-def _todo_fields(payload: Node, depth: int) -> dict[str, Any]:
-    tl = payload.get_obj("todo_list_payload")
-    if tl is None:
-        return {}
-    todo = tuple(
-        TodoItem(i.get_str("status"), i.get_text("description")) for i in tl.get_list("items")
-    )
-    diff_node = tl.get_obj("diff")
-    diff = tuple(
-        TodoItem(
-            " → ".join(x for x in (d.get_str("old_status"), d.get_str("new_status")) if x)
-            or d.get_str("action"),
-            d.get_text("description"),
+    def make(**extra: Any) -> Item:
+        return Item(
+            id=ident, type=kind, where=node, text=text, variant=variant, header=header, **extra
         )
-        for d in (diff_node.get_list("items") if diff_node is not None else [])
-    )
-    return {"title": tl.get_text("title"), "todo": todo, "todo_diff": diff}
 
-
-def _questions_fields(payload: Node, depth: int) -> dict[str, Any]:
-    uq = payload.get_obj("user_questions_payload")
-    questions: list[str] = []
-    if uq is not None:
-        for q in uq.get_list("questions"):
-            questions.append(
-                q.as_str() if isinstance(q.v, str) else q.get_text("question") or q.get_text("text")
+    if kind == "WORKFLOW_ITEM_TEXT":
+        return make()
+    if kind == "WORKFLOW_ITEM_SOURCES":
+        sp = payload.get_obj("sources_payload")
+        sources = web_results_at(sp, "sources") if sp is not None else ()
+        return make(
+            sources=sources,
+            raw=[a.v for a in sp.get_list("assets")] if sp is not None else None,
+        )
+    if kind == "WORKFLOW_ITEM_QUERIES":
+        qp = payload.get_obj("queries_payload")
+        queries = tuple(
+            q.as_str() if not isinstance(q.v, dict) else q.get_text("query")
+            for q in (qp.get_list("queries") if qp is not None else [])
+        )
+        return make(queries=queries)
+    if kind == "WORKFLOW_ITEM_TABLE":
+        tp = payload.get_obj("table_payload")
+        cols, rows = _table(tp) if tp is not None else ((), ())
+        return make(columns=cols, rows=rows)
+    if kind == "WORKFLOW_ITEM_TODO_LIST":
+        tl = payload.get_obj("todo_list_payload")
+        if tl is None:
+            return make()
+        todo = tuple(
+            TodoItem(i.get_str("status"), i.get_text("description")) for i in tl.get_list("items")
+        )
+        diff_node = tl.get_obj("diff")
+        diff = tuple(
+            TodoItem(
+                " → ".join(x for x in (d.get_str("old_status"), d.get_str("new_status")) if x)
+                or d.get_str("action"),
+                d.get_text("description"),
             )
-        for f in uq.get_list("fields"):
-            opts = [o.get_text("title") for o in f.get_list("options") if o.get_text("title")]
-            line = f.get_text("field_name")
-            questions.append(line + (f" ({' / '.join(opts)})" if opts else ""))
-    return {"title": uq.get_text("title") if uq else "", "questions": tuple(questions)}
-
-
-def _responses_fields(payload: Node, depth: int) -> dict[str, Any]:
-    ur = payload.get_obj("user_response_payload")
-    responses = tuple(
-        (r.get_text("question"), r.get_text("answer"))
-        if isinstance(r.v, dict)
-        else ("", r.as_str())
-        for r in (ur.get_list("responses") if ur is not None else [])
-    )
-    return {"title": ur.get_text("title") if ur else "", "responses": responses}
-
-
-def _content_fields(payload: Node, depth: int) -> dict[str, Any]:
-    cp = payload.get_obj("content_payload")
-    entities = tuple(
-        e.get_text("description") or e.get_text("title") if isinstance(e.v, dict) else e.as_str()
-        for e in (cp.get_list("entities") if cp is not None else [])
-    )
-    return {"entities": entities}
-
-
-def _workflow_fields(payload: Node, depth: int) -> dict[str, Any]:
-    wp = payload.get_obj("workflow_payload")
-    return {"workflow": decode_workflow(wp, depth + 1) if wp is not None else None}
-
-
-# The typed fields of each known item type; an unknown type keeps its raw payload.
-_ITEM_FIELDS: dict[str, Callable[[Node, int], dict[str, Any]]] = {
-    "WORKFLOW_ITEM_TEXT": _text_fields,
-    "WORKFLOW_ITEM_SOURCES": _sources_fields,
-    "WORKFLOW_ITEM_QUERIES": _queries_fields,
-    "WORKFLOW_ITEM_TABLE": _table_fields,
-    "WORKFLOW_ITEM_TODO_LIST": _todo_fields,
-    "WORKFLOW_ITEM_USER_QUESTIONS": _questions_fields,
-    "WORKFLOW_ITEM_USER_RESPONSE": _responses_fields,
-    "WORKFLOW_ITEM_CONTENT": _content_fields,
-    "WORKFLOW_ITEM_WORKFLOW": _workflow_fields,
-}
+            for d in (diff_node.get_list("items") if diff_node is not None else [])
+        )
+        return make(title=tl.get_text("title"), todo=todo, todo_diff=diff)
+    if kind == "WORKFLOW_ITEM_USER_QUESTIONS":
+        uq = payload.get_obj("user_questions_payload")
+        questions: list[str] = []
+        if uq is not None:
+            for q in uq.get_list("questions"):
+                questions.append(
+                    q.as_str()
+                    if isinstance(q.v, str)
+                    else q.get_text("question") or q.get_text("text")
+                )
+            for f in uq.get_list("fields"):
+                opts = [o.get_text("title") for o in f.get_list("options") if o.get_text("title")]
+                line = f.get_text("field_name")
+                questions.append(line + (f" ({' / '.join(opts)})" if opts else ""))
+        return make(title=uq.get_text("title") if uq else "", questions=tuple(questions))
+    if kind == "WORKFLOW_ITEM_USER_RESPONSE":
+        ur = payload.get_obj("user_response_payload")
+        responses = tuple(
+            (r.get_text("question"), r.get_text("answer"))
+            if isinstance(r.v, dict)
+            else ("", r.as_str())
+            for r in (ur.get_list("responses") if ur is not None else [])
+        )
+        return make(title=ur.get_text("title") if ur else "", responses=responses)
+    if kind == "WORKFLOW_ITEM_CONTENT":
+        cp = payload.get_obj("content_payload")
+        entities = tuple(
+            e.get_text("description") or e.get_text("title")
+            if isinstance(e.v, dict)
+            else e.as_str()
+            for e in (cp.get_list("entities") if cp is not None else [])
+        )
+        return make(entities=entities)
+    if kind == "WORKFLOW_ITEM_WORKFLOW":
+        wp = payload.get_obj("workflow_payload")
+        nested = decode_workflow(wp, depth + 1) if wp is not None else None
+        return make(workflow=nested)
+    return make(raw=payload.v)

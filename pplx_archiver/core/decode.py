@@ -8,8 +8,11 @@ Any malformed value raises one :class:`~pplx_archiver.errors.PayloadError` with 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
+
+import orjson
 
 from pplx_archiver.core.blocks import (
     decode_blocks,
@@ -19,9 +22,10 @@ from pplx_archiver.core.blocks import (
     web_results_at,
 )
 from pplx_archiver.core.model import RawPage, SpaceRef
-from pplx_archiver.core.node import Node
+from pplx_archiver.core.node import Node, type_name
 from pplx_archiver.core.timeparse import node_ts
 from pplx_archiver.core.values import (
+    Blocks,
     Entry,
     Item,
     PageInfo,
@@ -30,6 +34,7 @@ from pplx_archiver.core.values import (
     Thread,
     WebResult,
 )
+from pplx_archiver.errors import PayloadError
 
 _FAR_FUTURE = 1 << 62
 
@@ -59,9 +64,12 @@ def _side_by_side(entry: Node) -> SideBySide | None:
 
 
 def _plain_steps(
-    entry: Node, with_items: bool = True
+    entry: Node, with_items: bool = True, problems: list[tuple[str, str]] | None = None
 ) -> tuple[tuple[PlainStep, ...], str | None, tuple[WebResult, ...], bool]:
-    """Plain ``text`` steps, the FINAL answer text and FINAL web results."""
+    """Plain ``text`` steps, the FINAL answer text and FINAL web results.
+
+    With a ``problems`` list, a step that cannot be decoded is skipped and listed there.
+    """
     doc = entry.json("text")
     if doc is None:
         return (), None, (), False
@@ -73,31 +81,78 @@ def _plain_steps(
     answer: str | None = None
     results: tuple[WebResult, ...] = ()
     for step in doc.list_items():
-        step.as_obj()
-        kind = step.get_str("step_type")
-        content = step.get_obj("content")
-        items: tuple[Item, ...] = ()
-        if with_items and content is not None and kind.startswith("ASI_TOOL_"):
-            items = tuple(decode_item(i, 0) for i in content.get_list("workflow_items"))
-        steps.append(
-            PlainStep(
-                step_type=kind,
-                uuid=step.get_text("uuid"),
-                content=content.v if content is not None else {},
-                where=step,
-                items=items,
-            )
-        )
-        if kind == "FINAL" and content is not None:
-            final = content.json("answer")
-            if final is not None:
-                if isinstance(final.v, str):
-                    answer = final.v
-                elif isinstance(final.v, dict):
-                    text = final.get_str("answer")
-                    answer = text or answer
-                    results = web_results_at(final, "web_results")
+        try:
+            plain, final = _plain_step(step, with_items)
+        except PayloadError as exc:
+            if problems is None:
+                raise
+            problems.append((exc.path, exc.message))
+            continue
+        steps.append(plain)
+        if final is not None:
+            text, found = final
+            answer = text if found is None else (text or answer)
+            results = results if found is None else found
     return tuple(steps), answer, results, True
+
+
+def _plain_step(
+    step: Node, with_items: bool
+) -> tuple[PlainStep, tuple[str, tuple[WebResult, ...] | None] | None]:
+    """One plain step and, for FINAL, (answer, web results or None when the answer is prose)."""
+    step.as_obj()
+    kind = step.get_str("step_type")
+    content = step.get_obj("content")
+    items: tuple[Item, ...] = ()
+    if with_items and content is not None and kind.startswith("ASI_TOOL_"):
+        items = tuple(decode_item(i, 0) for i in content.get_list("workflow_items"))
+    plain = PlainStep(
+        step_type=kind,
+        uuid=step.get_text("uuid"),
+        content=content.v if content is not None else {},
+        where=step,
+        items=items,
+    )
+    if kind != "FINAL" or content is None:
+        return plain, None
+    final = _final_answer(content)
+    if final is None:
+        return plain, None
+    if isinstance(final.v, str):  # results beside a prose answer (the 2023 text object)
+        beside = web_results_at(content, "web_results") if content.has("web_results") else None
+        return plain, (final.v, beside)
+    if isinstance(final.v, dict):
+        return plain, (final.get_str("answer"), web_results_at(final, "web_results"))
+    return plain, None
+
+
+def _final_answer(content: Node) -> Node | None:
+    """The FINAL ``answer``: embedded JSON (an object or a string), else the string as prose.
+
+    Older payloads put the Markdown answer there directly: a string that does not parse, or
+    parses to something other than an object or a string (``42``), is the answer text.
+    """
+    raw = content.raw("answer")
+    if not isinstance(raw, str) or not raw:
+        return content.json("answer")
+    try:
+        decoded = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        decoded = None
+    if isinstance(decoded, (str, dict)):
+        return Node(decoded, content, "answer")
+    return Node(raw, content, "answer")  # the answer as Markdown prose
+
+
+def _related(entry: Node) -> tuple[str, ...]:
+    """``related_queries``: strings, or objects with ``text`` (other elements are skipped)."""
+    out: list[str] = []
+    for item in entry.get_list("related_queries"):
+        if isinstance(item.v, str):
+            out.append(item.v)
+        elif isinstance(item.v, dict) and isinstance(item.v.get("text"), str):
+            out.append(item.v["text"])
+    return tuple(q for q in out if q.strip())
 
 
 def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) -> Entry:
@@ -107,7 +162,102 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
     the schematized twin of the entry already carries the same workflow as blocks;
     ``with_text=False`` skips the plain ``text`` altogether (a background entry whose
     schematized twin carries its workflow: only the workflow is rendered).
+
+    Tolerant: a step or block that cannot be decoded is skipped, a top-level field that
+    cannot be read is left out (a plain ``text`` that is not JSON is read as the answer
+    prose), an entry without an id gets one from its JSON path, and one that is not an
+    object becomes an empty turn. Each such value is listed in ``Entry.problems`` with its
+    path and reason; the entry is then *degraded*. Nothing here raises for one entry.
     """
+    problems: list[tuple[str, str]] = []
+    if not isinstance(node.v, dict):
+        return _empty_entry(node, f"expected object, got {type_name(node.v)}")
+    current = node
+    for _ in range(len(node.v) + 2):
+        skipped: list[tuple[str, str]] = []  # steps and blocks left out by this attempt
+        try:
+            entry = _decode_entry(current, with_items, with_text, skipped)
+        except PayloadError as exc:
+            current = _repair(current, exc, problems)
+            continue
+        problems.extend(skipped)
+        return replace(entry, problems=tuple(problems)) if problems else entry
+    return _empty_entry(node, "entry cannot be decoded")
+
+
+def _empty_entry(node: Node, reason: str) -> Entry:
+    """A placeholder turn for an entry of which nothing can be read."""
+    key = f"entry:{node.path}"
+    return Entry(
+        key=key,
+        uuid=key,
+        where=node,
+        query="",
+        created_us=None,
+        updated_us=None,
+        updated_raw="",
+        search_mode="",
+        display_model="",
+        user_model="",
+        status="",
+        trigger="",
+        is_background=False,
+        locked_reason="",
+        thread_title="",
+        slug="",
+        context_uuid="",
+        author="",
+        space=None,
+        side_by_side=None,
+        steps=(),
+        final_answer=None,
+        final_web_results=(),
+        sources=(),
+        blocks=Blocks(),
+        problems=((node.path, reason),),
+    )
+
+
+_TOP_KEY = re.compile(r"\.([^.\[]+)")
+
+
+def _repair(current: Node, exc: PayloadError, problems: list[tuple[str, str]]) -> Node:
+    """``current`` without the top-level field ``exc`` points into (recorded in ``problems``).
+
+    A plain ``text`` string that is not JSON is kept as the answer prose instead; an entry
+    without a usable id is given one made of its JSON path.
+    """
+    data = dict(current.v)
+    prefix = current.path
+    match = _TOP_KEY.match(exc.path, len(prefix)) if exc.path.startswith(prefix) else None
+    if match is None or match.group(1) not in data:
+        if "neither backend_uuid nor uuid" in exc.message:
+            problems.append((exc.path, exc.message))
+            data["uuid"] = f"entry:{prefix}"
+            data.pop("backend_uuid", None)
+            return current.with_value(data)
+        raise exc
+    key = match.group(1)
+    value = data[key]
+    problems.append((exc.path, exc.message))
+    if key == "text" and isinstance(value, str) and not _json_string(value):
+        data[key] = orjson.dumps(value).decode()  # shown as the answer prose
+    else:
+        del data[key]
+    return current.with_value(data)
+
+
+def _json_string(text: str) -> bool:
+    """True when ``text`` is JSON whose value is a string (a prose ``text``, already kept)."""
+    try:
+        return isinstance(orjson.loads(text), str)
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _decode_entry(
+    node: Node, with_items: bool, with_text: bool, problems: list[tuple[str, str]]
+) -> Entry:
     node.as_obj()
     backend = node.get_text("backend_uuid")
     uuid = node.get_text("uuid")
@@ -127,7 +277,7 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
     if updated is None:
         updated = node_ts(node, "updated_datetime")
     if with_text:
-        steps, final_answer, final_results, has_text = _plain_steps(node, with_items)
+        steps, final_answer, final_results, has_text = _plain_steps(node, with_items, problems)
     else:
         steps, final_answer, final_results, has_text = (), None, (), False
     sources_node = node.opt("sources")
@@ -148,6 +298,8 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
         "search_mode", "display_model", "user_selected_model", "status", "trigger"
     )
     is_background = node.get_bool("is_background")
+    blocks = decode_blocks(node, tolerant=True)
+    problems.extend(blocks.problems)
     locked, title, slug, context, author = node.get_strs(
         "locked_reason", "thread_title", "thread_url_slug", "context_uuid", "author_username"
     )
@@ -176,8 +328,9 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
         final_answer=final_answer,
         final_web_results=final_results,
         sources=sources,
-        blocks=decode_blocks(node),
+        blocks=blocks,
         has_text=has_text,
+        related=_related(node),
     )
 
 
@@ -203,6 +356,7 @@ def _join(plain: Entry | None, schem: Entry | None) -> Entry:
         trigger=schem.trigger or plain.trigger,
         locked_reason=schem.locked_reason or plain.locked_reason,
         side_by_side=schem.side_by_side or plain.side_by_side,
+        related=schem.related or plain.related,
     )
 
 
@@ -215,7 +369,8 @@ def _newer(old: Entry, new: Entry) -> Entry:
 
 def _version(raw: object) -> tuple[object, ...]:
     """What identifies one copy of an entry: its update fields (a repeat is skipped)."""
-    assert isinstance(raw, dict)
+    if not isinstance(raw, dict):
+        return ()
     return (
         raw.get("entry_updated_datetime"),
         raw.get("updated_datetime"),
@@ -311,23 +466,31 @@ def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage
     locked = ""
     space: SpaceRef | None = None
     shared: list[Node] = []
+    problems: list[tuple[str, str]] = []
     for body in s_bodies + p_bodies:
-        meta = body.get_obj("thread_metadata")
+        try:
+            meta = body.get_obj("thread_metadata")
+        except PayloadError as exc:
+            problems.append((exc.path, exc.message))
+            continue
         if meta is None:
             continue
-        title = title or meta.get_text("title")
-        if created is None:
-            created = node_ts(meta, "created_at")
-        updated_raw = updated_raw or meta.get_text("updated_at")
-        meta_mode = meta_mode or meta.get_text("mode")
-        locked = locked or meta.get_str("locked_reason")
-        space = space or _space(meta.get_obj("collection_info"))
-        snaps = meta.get_obj("workflow_snapshots")
-        if snaps is not None and not shared:
-            files = snaps.get_obj("SHARED_FILES")
-            holder = files.get_obj("shared_files") if files is not None else None
-            for item in holder.get_list("items") if holder is not None else []:
-                shared.append(item)
+        try:
+            title = title or meta.get_text("title")
+            if created is None:
+                created = node_ts(meta, "created_at")
+            updated_raw = updated_raw or meta.get_text("updated_at")
+            meta_mode = meta_mode or meta.get_text("mode")
+            locked = locked or meta.get_str("locked_reason")
+            space = space or _space(meta.get_obj("collection_info"))
+            snaps = meta.get_obj("workflow_snapshots")
+            if snaps is not None and not shared:
+                files = snaps.get_obj("SHARED_FILES")
+                holder = files.get_obj("shared_files") if files is not None else None
+                for item in holder.get_list("items") if holder is not None else []:
+                    shared.append(item)
+        except PayloadError as exc:  # the metadata is optional: the turns still render
+            problems.append((exc.path, exc.message))
     return Thread(
         entries=entries,
         background=background,
@@ -339,4 +502,5 @@ def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage
         space=space,
         shared_nodes=tuple(shared),
         pages=tuple(p_info + s_info),
+        problems=tuple(problems),
     )

@@ -25,6 +25,7 @@ _EN: dict[str, str] = {
     "canceled": "⛔ canceled",
     "sources": "Sources",
     "citations": "Citations",
+    "related": "Related questions",
     "turn": "Turn",
     "prompt": "Prompt",
     "steps": "Steps",
@@ -49,6 +50,10 @@ _EN: dict[str, str] = {
     "created": "Created",
     "updated": "Updated",
     "space": "Space",
+    "degraded": (
+        "⚠ Partly unreadable: {path}: {reason}{more} "
+        "(shown as far as it could be read; raw JSON kept in raw files)"
+    ),
     "appendix_note": (
         "Background task results that could not be placed in a turn; shown in full, "
         "in the order the service returned them."
@@ -67,6 +72,7 @@ _ZH: dict[str, str] = {
     "canceled": "⛔ 已取消",
     "sources": "来源",
     "citations": "引用",
+    "related": "相关问题",
     "turn": "轮次",
     "prompt": "提示",
     "steps": "步骤",
@@ -91,8 +97,65 @@ _ZH: dict[str, str] = {
     "created": "创建时间",
     "updated": "更新时间",
     "space": "空间",
+    "degraded": (
+        "⚠ 部分无法读取：{path}：{reason}{more}（已尽可能显示；原始 JSON 保存在原始文件中）"
+    ),
     "appendix_note": "无法归入任何轮次的后台任务结果；按服务返回的顺序完整列出。",
 }
+
+# Plain ``text`` step types shown as labels (an unknown type is shown as it is).
+_STEPS_EN = {
+    "INITIAL_QUERY": "Initial query",
+    "SEARCH_WEB": "Web search",
+    "SEARCH_RESULTS": "Search results",
+    "GET_URL_CONTENT": "Reading pages",
+    "CODE": "Code",
+    "RESEARCH_ANSWER": "Research answer",
+    "RESEARCH_CLARIFYING_QUESTIONS": "Clarifying questions",
+    "COUNCIL_RESEARCH": "Council research",
+    "ASI_TOOL_INPUT": "Tool input",
+    "ASI_TOOL_OUTPUT": "Tool output",
+    "LOAD_SKILL": "Loading a skill",
+    "LOAD_SKILL_RESPONSE": "Skill loaded",
+    "ATTACHMENT": "Attachment",
+    "URL_NAVIGATE": "Opening pages",
+    "CREATE_CHART": "Chart",
+    "GENERATE_IMAGE_RESULTS": "Generated images",
+    "DOCX": "Document",
+    "READ": "Reading",
+    "PROMPT_INPUT": "Question to the user",
+}
+_STEPS_ZH = {
+    "INITIAL_QUERY": "初始提问",
+    "SEARCH_WEB": "网页搜索",
+    "SEARCH_RESULTS": "搜索结果",
+    "GET_URL_CONTENT": "读取网页",
+    "CODE": "代码",
+    "RESEARCH_ANSWER": "研究结论",
+    "RESEARCH_CLARIFYING_QUESTIONS": "澄清问题",
+    "COUNCIL_RESEARCH": "评审研究",
+    "ASI_TOOL_INPUT": "工具输入",
+    "ASI_TOOL_OUTPUT": "工具输出",
+    "LOAD_SKILL": "加载技能",
+    "LOAD_SKILL_RESPONSE": "技能已加载",
+    "ATTACHMENT": "附件",
+    "URL_NAVIGATE": "打开网页",
+    "CREATE_CHART": "图表",
+    "GENERATE_IMAGE_RESULTS": "生成的图片",
+    "DOCX": "文档",
+    "READ": "读取",
+    "PROMPT_INPUT": "向用户提问",
+}
+STEP_LABELS: Mapping[str, Mapping[str, str]] = MappingProxyType(
+    {"en": MappingProxyType(_STEPS_EN), "zh": MappingProxyType(_STEPS_ZH)}
+)
+"""``STEP_LABELS[lang][step_type]``: how a known plain step type is shown."""
+
+
+def step_label(step_type: str, lang: str = DEFAULT_LANG) -> str:
+    """The label of a plain step type ('' when the type is not a known one)."""
+    return STEP_LABELS.get(lang, STEP_LABELS[DEFAULT_LANG]).get(step_type, "")
+
 
 LABELS: Mapping[str, Mapping[str, str]] = MappingProxyType(
     {"en": MappingProxyType(_EN), "zh": MappingProxyType(_ZH)}

@@ -63,12 +63,10 @@ def _step_mode(entries: Sequence[Entry]) -> str:
     return ""
 
 
-def _dm_mode(entries: Sequence[Entry]) -> str:
-    for entry in entries:
-        mode = DISPLAY_MODEL_MODE.get(entry.display_model)
-        if mode:
-            return mode
-    return ""
+def _dm_modes(entries: Sequence[Entry]) -> list[str]:
+    """The distinct modes of the entries' mapped display models, most specific first."""
+    found = {DISPLAY_MODEL_MODE.get(e.display_model, "") for e in entries} - {""}
+    return sorted(found, key=SPECIFICITY.index)
 
 
 def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> ModeDecision:
@@ -83,7 +81,8 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
         or listing_mode in ("ASI", "COMPUTER")
     )
     step_mode = _step_mode(entries)
-    dm_mode = _dm_mode(entries)
+    dm_modes = _dm_modes(entries)
+    dm_mode = dm_modes[0] if dm_modes else ""
     display_models = sorted({e.display_model for e in entries if e.display_model})
     signals: dict[str, Any] = {
         "search_modes": search_modes,
@@ -114,6 +113,8 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
         mode, decided_by = "computer", "computer_signal"
     elif dm_mode:
         mode, decided_by = dm_mode, "display_model"
+        if len(dm_modes) > 1:  # entries' mapped display models disagree: most specific
+            findings.append(("MODE_SWITCH", {"display_model_modes": dm_modes, "mode": mode}))
         if step_mode and step_mode != dm_mode:
             findings.append(("MODE_SIGNAL_CONFLICT", {"mode": mode, "conflicting": [step_mode]}))
     elif step_mode:
@@ -127,9 +128,11 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
 def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> bool:
     """Whether the schematized fetch is needed after the plain pages were fetched.
 
-    True for computer, council, study and deep-research threads, and for a thread classified
-    search when no entry carries any ``display_model`` (uncertain). A malformed page raises
-    PayloadError like every decode.
+    True for computer, council, study and deep-research threads, for a thread classified
+    search by default (no mapped signal: no known ``search_mode``, no computer signal, no
+    mapped display model, no deciding step name; an unmapped display model such as ``turbo``
+    or ``pplx_alpha`` does not count), and for one where no entry carries any
+    ``display_model`` (uncertain). A page of which nothing can be read raises PayloadError.
     """
     return blocks_needed(decode_thread(plain_pages, ()), listing)
 
@@ -137,7 +140,7 @@ def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> 
 def blocks_needed(thread: Thread, listing: ListingRow | None) -> bool:
     """:func:`needs_blocks` of a thread already decoded from its plain pages."""
     decision = detect_mode(thread, listing)
-    if decision.mode in NEEDS_BLOCKS:
-        return True
+    if decision.mode in NEEDS_BLOCKS or decision.decided_by == "default":
+        return True  # "default": no mapped signal at all (turbo, pplx_alpha alone are unmapped)
     everything = thread.entries + thread.background
     return not any(e.display_model for e in everything)

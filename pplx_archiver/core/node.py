@@ -62,6 +62,10 @@ class Node:
         """A :class:`PayloadError` located at this value."""
         return PayloadError(self.path, message)
 
+    def with_value(self, value: Any) -> Node:
+        """A node for ``value`` at this node's path (a repaired copy of this value)."""
+        return Node(value, self._parent, self._key)
+
     def child(self, key: str | int, value: Any) -> Node:
         """A node for ``value`` reached from this node by ``key``."""
         return Node(value, self, key)

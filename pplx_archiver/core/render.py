@@ -28,11 +28,12 @@ from pplx_archiver.core.modes import detect_mode, needs_blocks
 from pplx_archiver.core.prose import ThreadProse, TurnProse, joined, sources_text
 from pplx_archiver.core.report import pick_report, render_report
 from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, collect_payloads, place
-from pplx_archiver.core.timeparse import date_of, iso
+from pplx_archiver.core.timeparse import date_of, iso, parse_ts
 from pplx_archiver.core.values import Entry, Thread, WebResult
 from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
     Scope,
+    code,
     inline,
     render_plain_steps,
     render_steps,
@@ -45,6 +46,19 @@ __all__ = ["ThreadParts", "TurnParts", "needs_blocks", "render_parts", "render_t
 
 BASE_URL = "https://www.perplexity.ai"
 _YAML_VERBATIM = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII except " and \
+
+
+# C0 controls but tab and newline, and DEL, shown as their Unicode control pictures (␀ ␇ ␛):
+# a Markdown file stays text for grep and editors whatever a payload held.
+_CONTROLS = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)} | {0x7F: 0x2421}
+_HAS_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _md_bytes(text: str) -> bytes:
+    """A Markdown file's bytes: UTF-8, no control character but tab and newline."""
+    if _HAS_CONTROL.search(text):
+        text = text.translate(_CONTROLS)
+    return text.encode("utf-8", "replace")
 
 
 def _yaml(value: str | None) -> str:
@@ -81,6 +95,32 @@ def _thread_uuid(inp: ThreadInput, thread: Thread) -> str:
     if thread.entries:
         return thread.entries[0].key
     return inp.thread_id
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _real_uuid(key: str, thread: Thread) -> str:
+    """The thread's uuid when it is addressed by a text slug (older threads).
+
+    Today the slug is the first entry's uuid; an older slug is words plus an id, and the
+    uuid is then the first entry's ``backend_uuid`` (else ``uuid``), else ``context_uuid``.
+    """
+    if _UUID.fullmatch(key):
+        return key
+    for entry in thread.entries:
+        for candidate in (entry.key, entry.uuid, entry.context_uuid):
+            if _UUID.fullmatch(candidate):
+                return candidate
+    return key
+
+
+def _utc(text: str) -> str:
+    """An update time in the front-matter format (``…Z``, UTC); unreadable text as is."""
+    try:
+        return iso(parse_ts(text)) or text
+    except PayloadError:
+        return text
 
 
 def _completeness(thread: Thread) -> dict[str, Any]:
@@ -125,6 +165,8 @@ class TurnParts:
     subagents: tuple[str, ...]
     answer: str
     citations: tuple[WebResult, ...]
+    note: str = ""  # the one-line note of a degraded turn
+    related: str = ""  # the "Related questions" section, when the turn has related queries
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -150,6 +192,7 @@ class _Renderer:
         self.thread = thread
         thread = self.thread
         self.uuid = _thread_uuid(inp, thread)
+        self.real_uuid = _real_uuid(self.uuid, thread)
         listing = inp.listing
         self.title = (
             thread.title
@@ -172,16 +215,45 @@ class _Renderer:
         self.parts: list[TurnParts] = []
         self.appendix: list[str] = []
         self.report_md: str | None = None
+        # turn number → (JSON path, reason) of what could not be read in that turn
+        self.degraded: dict[int, tuple[tuple[str, str], ...]] = {}
 
     def label(self, key: str) -> str:
         return self.labels[key]
 
     # -- turns ------------------------------------------------------------------------
+    def note(self, problems: tuple[tuple[str, str], ...]) -> str:
+        """The one-line note of a degraded turn ('' when nothing was left out)."""
+        if not problems:
+            return ""
+        path, reason = problems[0]
+        more = f" (+{len(problems) - 1})" if len(problems) > 1 else ""
+        return "> " + labels.label(
+            "degraded", self.lang, path=code(path), reason=inline(reason), more=more
+        )
+
     def turn(self, number: int, entry: Entry) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
-        """(turn file text, (query, answer) as shown, turn citations) of one turn."""
-        part = self.turn_parts(number, entry)
+        """(turn file text, (query, answer) as shown, turn citations) of one turn.
+
+        A turn whose rendering meets a value it cannot read is rendered again from what
+        the decoder recovered (query, answer, sources), as a degraded turn.
+        """
+        scope = self.scope
+        mark = (len(scope.findings), len(scope.interruptions), set(scope.rendered_payloads))
+        prose_mark = len(self.prose)
+        try:
+            part = self.turn_parts(number, entry)
+        except PayloadError as exc:
+            del scope.findings[mark[0] :], scope.interruptions[mark[1] :]
+            del self.prose[prose_mark:]
+            scope.rendered_payloads = mark[2]
+            problems = (*entry.problems, (exc.path, exc.message))
+            self.degraded[number] = problems
+            part = self.plain_parts(number, entry, problems)
         self.parts.append(part)
         parts = [f"# {self.label('turn')} {number}"]
+        if part.note:
+            parts.append(part.note)
         parts.append(f"## {self.label('query')}\n\n{part.query}")
         if part.work:
             parts.append(
@@ -193,10 +265,50 @@ class _Renderer:
         unique = part.citations
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        if part.related:
+            parts.append(part.related)
         return "\n\n".join(parts) + "\n", (part.query, part.answer), unique
 
+    def plain_parts(
+        self, number: int, entry: Entry, problems: tuple[tuple[str, str], ...]
+    ) -> TurnParts:
+        """A turn from the decoded query, answer and sources only, with its note."""
+        query = md.safe_markdown(entry.query)
+        answer = entry.final_answer or entry.blocks.answer or ""
+        shown = self.scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        unique = dedupe([*entry.sources, *entry.final_web_results, *entry.blocks.web_results])
+        self.prose.append(
+            TurnProse(
+                turn=number,
+                created=iso(entry.created_us),
+                query=entry.query,
+                answer=answer,
+                sources=sources_text(unique),
+            )
+        )
+        return TurnParts(
+            number=number,
+            entry_uuid=entry.key,
+            query=query,
+            work=(),
+            work_note="",
+            subagents=(),
+            answer=shown,
+            citations=unique,
+            note=self.note(problems),
+            related=self.related(entry),
+        )
+
+    def related(self, entry: Entry) -> str:
+        """The "Related questions" section of a turn ('' without related queries)."""
+        if not entry.related:
+            return ""
+        items = "\n".join(f"- {inline(q)}" for q in entry.related)
+        return f"## {self.label('related')}\n\n{items}"
+
     def turn_parts(self, number: int, entry: Entry) -> TurnParts:
-        """The sections of one turn, each as structure-safe Markdown."""
+        """The sections of one turn, each as structure-safe Markdown; PayloadError on a value
+        it cannot read."""
         scope = self.scope
         where = f"turn_{number:04d}"
         index = number - 1
@@ -256,9 +368,13 @@ class _Renderer:
             subagents=tuple(blocks),
             answer=shown,
             citations=unique,
+            note=self.note(entry.problems),
+            related=self.related(entry),
         )
 
     def payload_block(self, payload: Payload, location: str) -> str:
+        if payload.workflow is None:  # a background entry with a plain answer, no workflow
+            return self.plain_payload(payload)
         return render_subagent(
             payload.workflow,
             self.scope,
@@ -269,6 +385,19 @@ class _Renderer:
             locked=payload.locked_reason,
         )
 
+    def plain_payload(self, payload: Payload) -> str:
+        """A workflow-less background entry: its query as heading, its answer and sources."""
+        entry = payload.entry
+        title = inline(entry.query) or inline(payload.id) or "?"
+        parts = [f"#### {self.label('subagent')}: {title}"]
+        answer = entry.final_answer or entry.blocks.answer or ""
+        if answer.strip():
+            parts.append(f"**{self.label('conclusion')}**\n\n{self.scope.block(answer)}")
+        cited = dedupe(entry_sources(entry))
+        if cited:
+            parts.append(f"**{self.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
+        return "\n\n".join(parts)
+
     # -- whole thread -------------------------------------------------------------------
     def render(self) -> RenderResult:
         thread = self.thread
@@ -276,13 +405,17 @@ class _Renderer:
         answers: list[tuple[str, str]] = []
         all_cited: list[WebResult] = []
         for number, entry in enumerate(thread.entries, 1):
+            if entry.problems:
+                self.degraded[number] = entry.problems
             text, shown, cited = self.turn(number, entry)
-            files[f"turns/turn_{number:04d}.md"] = text.encode("utf-8", "replace")
+            files[f"turns/turn_{number:04d}.md"] = _md_bytes(text)
             answers.append(shown)
             all_cited.extend(cited)
         appendix: list[str] = []
         for payload in self.placement.appendix:
             all_cited.extend(workflow_sources(payload.workflow))
+            if payload.workflow is None:
+                all_cited.extend(entry_sources(payload.entry))
             self.scope.rendered_payloads.add(payload.index)
             appendix.append(self.payload_block(payload, "background_unassigned"))
         thread_row = TurnProse(
@@ -293,18 +426,19 @@ class _Renderer:
         )
         self.appendix = appendix
         sources = dedupe(all_cited)
-        files["conversation.md"] = self.conversation(answers, appendix).encode("utf-8", "replace")
+        files["conversation.md"] = _md_bytes(self.conversation(answers, appendix))
         files["sources.json"] = sources_json(sources)
-        files["sources.md"] = self.sources_md(sources).encode("utf-8", "replace")
+        files["sources.md"] = _md_bytes(self.sources_md(sources))
         report = self.report_md = self.report()
         if report is not None:
-            files["report.md"] = report.encode("utf-8", "replace")
+            files["report.md"] = _md_bytes(report)
         variants = self.variants()
         record_ = self.record(sources, variants)
         files["thread.json"] = (
             orjson.dumps(record_, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
         )
         events = list(self.scope.findings)
+        events.extend(self.degraded_events())
         for rec in self.scope.interruptions:
             events.append(("WORKFLOW_INTERRUPTED", dict(rec)))
         for var in variants:
@@ -314,13 +448,28 @@ class _Renderer:
             thread_uuid=self.uuid,
             mode=self.mode,
             title=self.title,
-            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.uuid),
+            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.real_uuid),
             files=dict(sorted(files.items())),
             record=record_,
             findings=_findings(events, self.uuid),
             variants=variants,
             prose=ThreadProse(rows=(thread_row, *self.prose)),
         )
+
+    def degraded_events(self) -> list[tuple[str, dict[str, Any]]]:
+        """One ENTRY_DEGRADED finding per value left out (turns, background, metadata)."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for number, problems in sorted(self.degraded.items()):
+            for path, reason in problems:
+                fields = {"turn": number, "entry_index": number - 1, "json_path": path}
+                out.append(("ENTRY_DEGRADED", {**fields, "reason": reason}))
+        for index, entry in enumerate(self.thread.background):
+            for path, reason in entry.problems:
+                fields = {"background_index": index, "json_path": path, "reason": reason}
+                out.append(("ENTRY_DEGRADED", fields))
+        for path, reason in self.thread.problems:
+            out.append(("ENTRY_DEGRADED", {"json_path": path, "reason": reason}))
+        return out
 
     def created_us(self) -> int | None:
         if self.thread.created_us is not None:
@@ -362,20 +511,22 @@ class _Renderer:
         front = [
             "---",
             f"title: {_yaml(self.title)}",
-            f"uuid: {_yaml(self.uuid)}",
+            f"uuid: {_yaml(self.real_uuid)}",
             f"url: {_yaml(self.url)}",
             f"mode: {_yaml(self.mode)}",
             f"created: {_yaml(iso(self.created_us()))}",
-            f"updated: {_yaml(self.last_updated())}",
+            f"updated: {_yaml(_utc(self.last_updated()))}",
             f"space: {_yaml(space['title'] or space['slug'] if space else None)}",
             f"model: {_yaml(self.model())}",
             "---",
         ]
         parts = ["\n".join(front), f"# {inline(self.title) or '?'}"]
         for number, (query, shown) in enumerate(answers, 1):
+            note = self.note(self.degraded.get(number, ()))
             parts.append(
                 f"## {self.label('turn')} {number}\n\n"
-                f"### {self.label('query')}\n\n{query}\n\n"
+                + (f"{note}\n\n" if note else "")
+                + f"### {self.label('query')}\n\n{query}\n\n"
                 f"### {self.label('answer')}\n\n{shown}"
             )
         if appendix:
@@ -460,6 +611,13 @@ class _Renderer:
             rec["background"] = [
                 {"payload_id": p.id, "landing": kind, "turn": None if at is None else at + 1}
                 for p, kind, at in self.placement.landing
+            ]
+        if self.degraded:
+            rec["counts"]["degraded_turns"] = len(self.degraded)
+            rec["degraded"] = [
+                {"turn": number, "json_path": path, "reason": reason}
+                for number, problems in sorted(self.degraded.items())
+                for path, reason in problems
             ]
         if self.scope.interruptions:
             rec["interruptions"] = list(self.scope.interruptions)

@@ -138,7 +138,9 @@ def place(entries: Sequence[Entry], payloads: Sequence[Payload]) -> Placement:
             stubs.append((position, e.created_us))
     pairs: list[tuple[int, int, int, Payload]] = []
     for payload in loose:
-        done = payload.completed_us
+        # only a run that completed (``completed_at``) is time-matched: the entry's update
+        # time of a run that never completed says nothing about when its stub came
+        done = payload.workflow.completed_us if payload.workflow is not None else None
         if done is None:
             continue
         for turn, created in stubs:

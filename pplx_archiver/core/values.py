@@ -119,6 +119,7 @@ class Blocks:
     goals: tuple[str, ...] = ()
     asset_nodes: tuple[Node, ...] = ()
     count: int = 0
+    problems: tuple[tuple[str, str], ...] = ()
 
 
 @fast_init
@@ -180,6 +181,9 @@ class Entry:
     sources: tuple[WebResult, ...]
     blocks: Blocks
     has_text: bool = False
+    related: tuple[str, ...] = ()
+    # (JSON path, reason) of each value that could not be decoded: the entry is degraded
+    problems: tuple[tuple[str, str], ...] = ()
 
     @property
     def path(self) -> str:
@@ -215,3 +219,5 @@ class Thread:
     space: SpaceRef | None
     shared_nodes: tuple[Node, ...]
     pages: tuple[PageInfo, ...]
+    # (JSON path, reason) of thread metadata that could not be read (left out)
+    problems: tuple[tuple[str, str], ...] = ()

@@ -252,7 +252,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
         f"{where}/subagent",
         depth,
         anchor=None,
-        record_it=bool(workflow.steps),
+        record_it=True,  # annotated, so recorded too, with or without steps
         locked=workflow.locked_reason,
     )
 
@@ -262,6 +262,10 @@ def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> s
     kind = kind_of(workflow.status, workflow.locked_reason)
     name = workflow.model or workflow.headline or "?"
     summary = f"{scope.label('council_member')}: {name}{annotation(kind, scope.lang)}"
+    if kind is not None:  # every annotated interruption is recorded
+        scope.interruptions.append(
+            record(f"{where}/council_member", kind, workflow.headline, workflow.status)
+        )
     rounds: list[str] = []
     answer = workflow_answer(workflow) or ""
     for number, step in enumerate(workflow.steps, 1):
@@ -347,6 +351,7 @@ KNOWN_PLAIN = frozenset(
         "GENERATE_IMAGE_RESULTS",
         "DOCX",
         "READ",
+        "PROMPT_INPUT",
         "FINAL",
     }
 )
@@ -378,7 +383,7 @@ def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
     """One plain ``text`` step as Markdown ('' for FINAL, whose answer renders apart)."""
     kind = step.step_type
     content = Node(step.content, step.where, "content")
-    head = f"**{inline(kind) or '?'}**"
+    head = f"**{labels.step_label(kind, scope.lang) or inline(kind) or '?'}**"
     if kind == "FINAL":
         return ""
     if kind == "INITIAL_QUERY":

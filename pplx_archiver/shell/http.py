@@ -147,7 +147,8 @@ def map_response(
     head = raw[:8192].lstrip().lower()
     html = _is_html(response, head)
     mitigated = response.headers.get("cf-mitigated", "").lower() == "challenge"
-    marked = html and any(marker in head for marker in _CHALLENGE_MARKERS)
+    # a 403 carrying a challenge page is one whatever its content type or first tag says
+    marked = (html or status == 403) and any(marker in head for marker in _CHALLENGE_MARKERS)
     if mitigated or (html and status == 403) or (marked and status in (403, 429, 503)):
         raise ChallengeError(f"Cloudflare challenge (HTTP {status})", status=status, url=where)
     decoded: Any = None

@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS threads (
     archived_at      TEXT,
     first_failed_at  TEXT,
     last_failed_at   TEXT,
-    files            TEXT
+    files            TEXT,
+    degraded_turns   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
 CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
@@ -136,6 +137,7 @@ class ThreadRow:
     first_failed_at: str | None = None
     last_failed_at: str | None = None
     files: Mapping[str, Any] | None = None
+    degraded_turns: int = 0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -262,6 +264,11 @@ class Index:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
+                columns = {r[1] for r in self._db.execute("PRAGMA table_info(threads)")}
+                if "degraded_turns" not in columns:  # an index written before the column
+                    self._db.execute(
+                        "ALTER TABLE threads ADD COLUMN degraded_turns INTEGER NOT NULL DEFAULT 0"
+                    )
                 row = self._db.execute("SELECT version FROM schema_version").fetchone()
                 if row is None:
                     self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))

@@ -158,6 +158,13 @@ def check_identity(row: ListingRow, thread_uuid: str, pages: Sequence[RawPage]) 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{2,199}$")
 
 
+def row_from_arg(arg: str) -> ListingRow:
+    """The listing row of a thread named on the command line; a ``/computer/tasks/`` URL
+    keeps its computer signal (as the listing mode ``COMPUTER``) for mode detection."""
+    computer = "/computer/tasks/" in arg and ("://" in arg or arg.strip().startswith("www."))
+    return ListingRow(thread_id=thread_id_from_arg(arg), mode="COMPUTER" if computer else None)
+
+
 def thread_id_from_arg(arg: str) -> str:
     """A thread id from a uuid, a slug or a thread URL (``/search/<slug>`` and the like)."""
     text = arg.strip()

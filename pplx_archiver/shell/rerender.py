@@ -75,6 +75,7 @@ class Rendered:
     title: str = ""
     error: str | None = None
     error_path: str | None = None
+    degraded_turns: int = 0
 
 
 @dataclasses.dataclass(slots=True)
@@ -95,6 +96,13 @@ class Summary:
         data = dataclasses.asdict(self)
         data["failed"] = len(self.failures)
         return data
+
+
+def degraded_turns(record: Mapping[str, Any]) -> int:
+    """``counts.degraded_turns`` of a thread record (0 when absent)."""
+    counts = record.get("counts")
+    value = counts.get("degraded_turns") if isinstance(counts, Mapping) else None
+    return value if isinstance(value, int) else 0
 
 
 def _load_json(path: Path) -> Any:
@@ -251,7 +259,10 @@ def render_one(out: Path, task: Task, renderer: Renderer | None = None) -> Rende
         return Rendered(task.uuid, task.rel_path, error=str(exc), error_path=exc.path)
     except (PplxError, OSError) as exc:
         return Rendered(task.uuid, task.rel_path, error=f"{type(exc).__name__}: {exc}")
-    files = {k: v for k, v in result.files.items() if task.include_thread_json or k != THREAD_JSON}
+    degraded = degraded_turns(result.record)
+    # thread.json is rewritten too when the degraded-turn count changes (a newer decoder)
+    with_json = task.include_thread_json or degraded != degraded_turns(record)
+    files = {k: v for k, v in result.files.items() if with_json or k != THREAD_JSON}
     changed: dict[str, bytes] = {}
     for rel, data in files.items():
         if not same_bytes(safe_join(folder, *rel.split("/")), data):
@@ -265,6 +276,7 @@ def render_one(out: Path, task: Task, renderer: Renderer | None = None) -> Rende
         stale=tuple(sorted(stale)),
         variants=tuple(dict(v) for v in result.variants),
         title=result.title,
+        degraded_turns=degraded,
     )
 
 
@@ -381,6 +393,9 @@ def rerender(
             summary.removed_files += len(rendered.stale)
             continue
         written, removed = apply(archive, rendered)
+        row = archive.get(rendered.uuid) if THREAD_JSON in rendered.changed else None
+        if row is not None and row.degraded_turns != rendered.degraded_turns:
+            archive.index.upsert(row.uuid, row.account, degraded_turns=rendered.degraded_turns)
         summary.rewritten_files += written
         summary.unchanged_files += len(rendered.changed) - written
         summary.removed_files += removed

@@ -32,7 +32,7 @@ from pplx_archiver.shell.assets import open_assets
 from pplx_archiver.shell.auth import SessionInfo, open_session
 from pplx_archiver.shell.deletions import DeletionReport, confirm, find_candidates
 from pplx_archiver.shell.listing import iter_threads
-from pplx_archiver.shell.pipeline import thread_id_from_arg
+from pplx_archiver.shell.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.progress import ProgressView, summary_text
 from pplx_archiver.shell.ratelimit import Clock, Sleep
 from pplx_archiver.shell.scheduler import Run, RunOptions, RunSummary
@@ -89,7 +89,10 @@ def resolve_thread_arg(archive: Archive, arg: str) -> str:
 
 
 def _id_lister(archive: Archive, ids: list[str]) -> Callable[[], AsyncIterator[ListingRow]]:
-    rows = [ListingRow(thread_id=resolve_thread_arg(archive, arg)) for arg in ids]
+    rows = [
+        dataclasses.replace(row_from_arg(arg), thread_id=resolve_thread_arg(archive, arg))
+        for arg in ids
+    ]
 
     async def gen() -> AsyncIterator[ListingRow]:
         for row in rows:

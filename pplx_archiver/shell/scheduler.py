@@ -105,7 +105,9 @@ class Store(Protocol):
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
 
-    def register_variants(self, records: Any, source: str) -> list[Any]: ...
+    def register_variants(
+        self, records: Any, source: str, run_id: int | None = None
+    ) -> list[Any]: ...
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
 
@@ -296,7 +298,7 @@ class Run:
                 self.summary.interruptions += 1
             getattr(log, finding.level, log.info)(finding.event, **dict(finding.fields))
         if result.variants:
-            self.store.register_variants(result.variants, "online")
+            self.store.register_variants(result.variants, "online", self.run_id)
             for record in result.variants:
                 self.summary.variant_hits += 1
                 log.warning("ANSWER_VARIANT_DETECTED", source="online", **dict(record))

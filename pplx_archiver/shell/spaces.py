@@ -191,7 +191,9 @@ class _Store(Protocol):
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
 
-    def register_variants(self, records: Any, source: str) -> list[Any]: ...
+    def register_variants(
+        self, records: Any, source: str, run_id: int | None = None
+    ) -> list[Any]: ...
 
 
 class SpaceAwareStore:
@@ -223,9 +225,9 @@ class SpaceAwareStore:
         """As the wrapped store."""
         self._store.terminal(thread_uuid, state, run_id)
 
-    def register_variants(self, records: Any, source: str) -> list[Any]:
+    def register_variants(self, records: Any, source: str, run_id: int | None = None) -> list[Any]:
         """As the wrapped store."""
-        return self._store.register_variants(records, source)
+        return self._store.register_variants(records, source, run_id)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -1,7 +1,8 @@
 """The archive report behind ``pplx-export status``: local and read-only, from the index.
 
 Counts by state and by mode, the last run (command, times, summary), failures with their
-reasons, threads pending retry, answer-variant hits, interruption records and the relation
+reasons, threads pending retry, answer-variant hits, interruption records, degraded turns
+(turns rendered with a note because part of their payload could not be read), the relation
 edges per kind (once ``relations`` has run) and the credit usage totals by mode (once
 ``usage-backfill`` has run). Nothing is fetched and nothing is written.
 """
@@ -30,6 +31,7 @@ def collect(archive: Archive) -> dict[str, Any]:
     remote_deleted = 0
     not_found: list[dict[str, Any]] = []
     invalid: list[dict[str, Any]] = []
+    degraded: list[dict[str, Any]] = []
     for row in archive.iter_threads():
         if row.status == "not_found":
             not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
@@ -37,6 +39,10 @@ def collect(archive: Archive) -> dict[str, Any]:
             problem = archive.files_problem(row)
             if problem is not None:
                 invalid.append({"thread_uuid": row.uuid, "path": row.path, "problem": problem})
+        if row.status == "done" and row.degraded_turns:
+            degraded.append(
+                {"thread_uuid": row.uuid, "path": row.path, "degraded_turns": row.degraded_turns}
+            )
         by_state[row.status] += 1
         if row.status == "done":
             by_mode[row.mode or "unknown"] += 1
@@ -109,7 +115,36 @@ def collect(archive: Archive) -> dict[str, Any]:
         "interrupted_threads": interruptions[:MAX_LISTED],
         "relations": relation_counts(edges) if edges else None,
         "usage": usage,
+        "degraded_turns": sum(d["degraded_turns"] for d in degraded),
+        "degraded_threads": len(degraded),
+        "degraded": degraded[:MAX_LISTED],
     }
+
+
+def _later_lines(report: dict[str, Any]) -> list[str]:
+    """Relations, credit usage and degraded turns of the status report."""
+    lines: list[str] = []
+    if report.get("relations"):
+        relations = ", ".join(f"{n} {k}" for k, n in report["relations"].items())
+        lines.append(f"relations: {relations}")
+    if report.get("usage"):
+        total = report["usage"]["total_cents"]
+        modes = ", ".join(
+            f"{m} {v['cents'] / 100:.2f} ({v['threads']} threads"
+            + (f", {v['forbidden']} forbidden)" if v["forbidden"] else ")")
+            for m, v in report["usage"]["by_mode"].items()
+        )
+        lines.append(f"credit usage: {total / 100:.2f} total; by mode: {modes}")
+    if report["degraded_turns"]:
+        lines.append(
+            f"⚠ degraded turns: {report['degraded_turns']} in {report['degraded_threads']} "
+            "threads (partly unreadable, rendered with a note; re-render after an upgrade)"
+        )
+        for item in report["degraded"]:
+            lines.append(f"  {item['path']}: {item['degraded_turns']} degraded")
+    else:
+        lines.append("degraded turns: 0")
+    return lines
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -167,15 +202,5 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("answer variants: 0")
     kinds = ", ".join(f"{n} {k}" for k, n in report["interruption_kinds"].items())
     lines.append(f"interruptions: {report['interruptions']}" + (f" ({kinds})" if kinds else ""))
-    if report.get("relations"):
-        relations = ", ".join(f"{n} {k}" for k, n in report["relations"].items())
-        lines.append(f"relations: {relations}")
-    if report.get("usage"):
-        total = report["usage"]["total_cents"]
-        modes = ", ".join(
-            f"{m} {v['cents'] / 100:.2f} ({v['threads']} threads"
-            + (f", {v['forbidden']} forbidden)" if v["forbidden"] else ")")
-            for m, v in report["usage"]["by_mode"].items()
-        )
-        lines.append(f"credit usage: {total / 100:.2f} total; by mode: {modes}")
+    lines.extend(_later_lines(report))
     return "\n".join(lines) + "\n"

@@ -496,6 +496,7 @@ class Archive:
             "completeness": completeness if isinstance(completeness, Mapping) else None,
             "interruptions": interruptions if isinstance(interruptions, list) else None,
             "variant_count": len(result.variants),
+            "degraded_turns": int((record.get("counts") or {}).get("degraded_turns") or 0),
             "listing": listing_to_json(listing)
             if listing is not None
             else (previous.listing if previous else None),

@@ -230,6 +230,12 @@ def _check_registry(archive: Archive) -> Iterator[Problem]:
         seen[key] = record
 
 
+def degraded_summary(archive: Archive) -> tuple[int, int]:
+    """(degraded turns, threads with any) over the done threads, from the index."""
+    counts = [r.degraded_turns for r in archive.iter_threads("done") if r.degraded_turns]
+    return sum(counts), len(counts)
+
+
 def verify(
     archive: Archive, *, lang: str | None = None, jobs: int = 1, renderer: Renderer | None = None
 ) -> list[Problem]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
+from collections.abc import Sequence
 
 from pplx_archiver.sim import ids
 from pplx_archiver.sim.text import headline_text, query_text, subtask_text, title_text
@@ -216,6 +217,7 @@ class ThreadPlan:
     report: tuple[str, int, str] | None  # (asset uuid, version, file name)
     state: str = "ok"  # ok | deleted | expired
     added: bool = False
+    shape: str = ""  # payload era of an old search thread: "2023", "2024", "2025" or "" (now)
 
     @property
     def slug(self) -> str:
@@ -765,7 +767,25 @@ def _finish(
         updated_us=target,
         drop_zeros=drop_zeros,
         report=report,
+        shape=shape_era(index, size, b.kind, turns, payloads),
     )
+
+
+# The oldest part of the account uses older payload shapes (docs/dev/formats.md): of the
+# oldest 45 % of threads, simple search threads get the 2025, 2024 or 2023 shape by age.
+SHAPE_ERAS = ((0.85, "2023"), (0.70, "2024"), (0.55, "2025"))
+
+
+def shape_era(
+    index: int, size: int, kind: str, turns: Sequence[Turn], payloads: Sequence[Payload]
+) -> str:
+    """The payload era of a generated thread: old shapes only for plain search threads."""
+    if size <= 0 or index >= size or kind != "search" or payloads:
+        return ""
+    if any(t.stub or t.variant or t.assets or not t.answer_in_text for t in turns):
+        return ""
+    age = index / size
+    return next((era for start, era in SHAPE_ERAS if age >= start), "")
 
 
 @functools.lru_cache(maxsize=512)

@@ -600,11 +600,43 @@ def entry(
     out = _entry_common(plan, turn, _space(plan, spaces))
     if blocks:
         out["blocks"] = _blocks(plan, turn, sign)
+    elif plan.shape:
+        _old_shape(plan, turn, out)
     else:
         out["text"] = orjson.dumps(_plain_steps(plan, turn, sign)).decode()
         out["created_us"] = turn.created_us
         out["updated_us"] = turn.updated_us
     return out
+
+
+def _old_shape(plan: ThreadPlan, turn: Turn, out: Json) -> None:
+    """Give a plain entry of an old search thread the payload shape of its era.
+
+    ``2023``: ``text`` is one JSON object, the answer prose and its ``web_results`` inside,
+    ``mode`` ``concise``. ``2024``: ``text`` is the JSON list of steps whose FINAL answer is
+    JSON again, ``mode`` ``copilot``. ``2025``: no ``text``; an ``ask_text`` block holds the
+    answer and a ``sources_answer_mode`` block the sources. None carries ``search_mode``; the
+    display model is ``turbo`` (docs/dev/formats.md).
+    """
+    answer = answer_of(plan, turn)
+    web = [web_result(plan, n) for n in turn.web]
+    for key in ("search_mode", "related_query_items", "structured_answer_block_usages"):
+        out.pop(key, None)
+    out["display_model"] = out["user_selected_model"] = "turbo"
+    if plan.shape == "2023":
+        out["mode"] = "concise"
+        doc = {"answer": answer, "web_results": web, "chunks": [answer], "extra_web_results": []}
+        out["text"] = orjson.dumps(doc).decode()
+    elif plan.shape == "2024":
+        out["mode"] = "copilot"
+        out["text"] = orjson.dumps(_plain_steps(plan, turn, lambda _a: "")).decode()
+    else:
+        md = {"progress": "DONE", "chunks": [answer], "chunk_starting_offset": 0, "answer": answer}
+        sources = {"answer_mode_type": "SOURCES", "progress": "DONE", "web_results": web}
+        out["blocks"] = [
+            {"intended_usage": "ask_text", "markdown_block": md},
+            {"intended_usage": "sources_answer_mode", "sources_mode_block": sources},
+        ]
 
 
 def background_entry(plan: ThreadPlan, p: Payload, blocks: bool) -> Json:

@@ -2,8 +2,9 @@
 
 Format (docs/CONTRACTS.md §2): one object per thread with uuid, slug, title, mode, turns,
 created, updated_at (the ``list_ask_threads`` ``last_query_datetime`` string), space,
-era_state, mode_switch, background landings, interruption records, answer-variant entry
-uuids (``backend_uuid`` of the entry), unique cited URLs, report and asset versions.
+era_state, payload_era (payload shape: ``2023``/``2024``/``2025``/``current``, see
+docs/dev/formats.md), mode_switch, background landings, interruption records, answer-variant
+entry uuids (``backend_uuid`` of the entry), unique cited URLs, report and asset versions.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def thread_truth(plan: ThreadPlan, space_slug: str | None) -> Json:
         "updated_at": iso_naive(plan.updated_us),
         "space": space_slug,
         "era_state": plan.state,
+        "payload_era": plan.shape or "current",
         "mode_switch": plan.mode_switch,
         "background": background,
         "interruptions": interruptions,

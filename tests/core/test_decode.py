@@ -52,38 +52,80 @@ def test_plain_and_schematized_join_by_uuid() -> None:
     assert entry.blocks.workflow is not None
 
 
-def test_bad_steps_type_names_path() -> None:
-    """A wrong type deep inside blocks raises PayloadError naming the JSON path."""
+def test_bad_block_is_skipped_and_named() -> None:
+    """A wrong type deep inside one block skips that block only and names its JSON path."""
     bad = b.entry("e1", 1, blocks=[b.answer_block("x"), b.workflow([])])
     bad["blocks"][1]["workflow_block"]["steps"] = "oops"
-    with pytest.raises(PayloadError) as info:
-        decode_thread((), _pages(b.page([bad])))
-    assert info.value.path == "blocks_pages[0].entries[0].blocks[1].workflow_block.steps"
+    (entry,) = decode_thread((), _pages(b.page([bad]))).entries
+    assert entry.blocks.answer == "x"
+    assert entry.blocks.workflow is None
+    assert entry.problems == (
+        ("blocks_pages[0].entries[0].blocks[1].workflow_block.steps", "expected array, got string"),
+    )
 
 
-def test_bad_embedded_json_names_path() -> None:
-    """Plain text that is not JSON raises PayloadError at the text field."""
+def test_text_that_is_not_json_is_the_answer_prose() -> None:
+    """Plain text that is not JSON is kept as the answer and the entry is degraded there."""
     bad = b.entry("e1", 1)
     bad["text"] = "{not json"
-    with pytest.raises(PayloadError) as info:
-        decode_thread(_pages(b.page([bad])), ())
-    assert info.value.path == "plain_pages[0].entries[0].text"
+    (entry,) = decode_thread(_pages(b.page([bad])), ()).entries
+    assert entry.final_answer == "{not json"
+    assert [path for path, _ in entry.problems] == ["plain_pages[0].entries[0].text"]
 
 
-def test_final_answer_inner_json_error_path() -> None:
-    """A FINAL answer string that is not JSON names its path inside the text document."""
-    bad = b.entry("e1", 1, text=[{"step_type": "FINAL", "content": {"answer": "{x"}}])
-    with pytest.raises(PayloadError) as info:
-        decode_thread(_pages(b.page([bad])), ())
-    assert info.value.path == "plain_pages[0].entries[0].text[0].content.answer"
+def test_final_answer_prose_is_read_as_markdown() -> None:
+    """A FINAL answer string that is prose, not JSON, is the answer text (not degraded)."""
+    entry_ = b.entry("e1", 1, text=[{"step_type": "FINAL", "content": {"answer": "Paris."}}])
+    (entry,) = decode_thread(_pages(b.page([entry_])), ()).entries
+    assert entry.final_answer == "Paris."
+    assert entry.problems == ()
 
 
-def test_entry_without_id_is_an_error() -> None:
-    """An entry with neither backend_uuid nor uuid cannot be placed and is reported."""
+def test_final_answer_that_is_not_json_is_prose() -> None:
+    """A FINAL answer string that does not parse (or is a bare number) is the answer text."""
+    for raw in ("{x", "42"):
+        bad = b.entry("e1", 1, text=[{"step_type": "FINAL", "content": {"answer": raw}}])
+        (entry,) = decode_thread(_pages(b.page([bad])), ()).entries
+        assert entry.final_answer == raw
+        assert entry.problems == ()
+
+
+def test_entry_without_id_gets_one_from_its_path() -> None:
+    """An entry with neither backend_uuid nor uuid is kept under an id made of its path."""
     bad = b.entry("e1", 1)
     del bad["uuid"], bad["backend_uuid"]
-    with pytest.raises(PayloadError, match="neither"):
-        decode_thread(_pages(b.page([bad])), ())
+    (entry,) = decode_thread(_pages(b.page([bad])), ()).entries
+    assert entry.key == "entry:plain_pages[0].entries[0]"
+    assert "neither" in entry.problems[0][1]
+
+
+def test_wrong_typed_field_is_left_out() -> None:
+    """A top-level field of the wrong type is left out; the rest of the entry is read."""
+    bad = b.entry("e1", 1, text=[b.final_step("kept", 0)])
+    bad["search_mode"] = ["PRO"]
+    (entry,) = decode_thread(_pages(b.page([bad])), ()).entries
+    assert entry.search_mode == ""
+    assert entry.final_answer == "kept"
+    assert entry.problems == (
+        ("plain_pages[0].entries[0].search_mode", "expected string, got array"),
+    )
+
+
+def test_entry_that_is_not_an_object_is_an_empty_degraded_turn() -> None:
+    """An entry that is a number is an empty turn with its reason; its neighbours decode."""
+    thread = decode_thread(_pages(b.page([b.entry("e1", 1), 42])), ())
+    assert [e.key for e in thread.entries] == ["e1", "entry:plain_pages[0].entries[1]"]
+    assert thread.entries[1].problems == (
+        ("plain_pages[0].entries[1]", "expected object, got integer"),
+    )
+    assert thread.entries[0].problems == ()
+
+
+def test_nothing_readable_still_fails() -> None:
+    """A page whose entries are not an array cannot be read at all: PayloadError with its path."""
+    with pytest.raises(PayloadError) as info:
+        decode_thread(_pages({"entries": {"x": 1}}), ())
+    assert info.value.path == "plain_pages[0].entries"
 
 
 def test_unknown_fields_are_ignored() -> None:

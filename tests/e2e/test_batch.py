@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -71,9 +72,14 @@ def test_batch_matches_truth(sim300: RunningSim, tmp_path: Path) -> None:
     index = Index(out / "index" / "archive.sqlite")
     try:
         statuses = Counter(row.status for row in index.iter_threads())
+        (run,) = index.runs()
     finally:
         index.close()
+    db = sqlite3.connect(out / "index" / "archive.sqlite")
+    first_runs = {r[0] for r in db.execute("SELECT first_seen_run FROM variants")}
+    db.close()
     assert statuses == {"done": len(truth)}
+    assert first_runs == {run.id}  # every variant records the run that first saw it
     assert "⚠" in result.output
 
 

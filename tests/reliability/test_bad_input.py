@@ -5,8 +5,8 @@ dropped, types swapped, huge strings and deep nesting (``render_thread``, ``need
 ``extract_assets``); raw-file bytes with invalid UTF-8 or cut short go through
 ``rawfile.decode_raw_pages``; response bytes go through the shell's ``map_response``, which
 turns a non-JSON body into a retryable ``TransientError``. A batch whose server answers one
-thread with valid JSON of the wrong shape records that thread as failed with its JSON path
-and archives every other one.
+thread with JSON of which nothing can be read records that thread as failed with its JSON
+path and archives every other one; damaged entries only degrade their turns.
 """
 
 from __future__ import annotations
@@ -199,29 +199,36 @@ def test_corrupt_response_bodies_are_transient_in_the_shell(
 
 
 class WrongShapeForOne(httpx.AsyncBaseTransport):
-    """The in-process simulator, except one thread's detail pages get a wrong-shaped body."""
+    """The in-process simulator, except one thread's detail pages get a wrong-shaped body.
 
-    def __init__(self, app: Any, victim: str) -> None:
+    ``unreadable=True`` makes the page's ``entries`` an object (nothing can be read);
+    otherwise the entries are damaged one by one (a bad ``text``/``blocks``, a bad status,
+    a number among them) and the rest stays readable.
+    """
+
+    def __init__(self, app: Any, victim: str, unreadable: bool) -> None:
         self.inner = httpx.ASGITransport(app=app)
         self.victim = victim
+        self.unreadable = unreadable
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self.inner.handle_async_request(request)
         if request.url.path != f"/rest/thread/{self.victim}":
             return response
         body = json.loads(await response.aread())
-        body["entries"][0]["blocks" if "blocks" in body["entries"][0] else "text"] = {"x": 1}
-        body["entries"][-1]["status"] = ["COMPLETED"]
-        body["entries"] = [body["entries"][0], 42, *body["entries"][1:]]
+        if self.unreadable:
+            body["entries"] = {"x": 1}
+        else:
+            body["entries"][0]["blocks" if "blocks" in body["entries"][0] else "text"] = {"x": 1}
+            body["entries"][-1]["status"] = ["COMPLETED"]
+            body["entries"] = [body["entries"][0], 42, *body["entries"][1:]]
         return httpx.Response(
             200, json=body, headers={"content-type": "application/json"}, request=request
         )
 
 
-def test_one_wrong_shaped_thread_fails_with_its_json_path_and_the_rest_archive(
-    tmp_path: Path,
-) -> None:
-    """A wrong-shaped thread is failed with a JSON path; exit 1; every other thread is done."""
+def _batch_with_one_bad(tmp_path: Path, unreadable: bool) -> tuple[Any, str, list[str], Path]:
+    """Run a batch against the simulator with one damaged thread; (summary, victim, all, out)."""
     import anyio
 
     from pplx_archiver.cli._run import CommonOptions, run_logging
@@ -244,7 +251,7 @@ def test_one_wrong_shaped_thread_fails_with_its_json_path_and_the_rest_archive(
         log_format="json",
     )
     settings_ = opts.settings()
-    transport = WrongShapeForOne(create_app(config), victim)
+    transport = WrongShapeForOne(create_app(config), victim, unreadable)
 
     async def job() -> Any:
         return await run_command(
@@ -253,23 +260,59 @@ def test_one_wrong_shaped_thread_fails_with_its_json_path_and_the_rest_archive(
 
     with run_logging(settings_, "batch"):
         summary = anyio.run(job)
+    return summary, victim, [t["uuid"] for t in truth], out
+
+
+def _logged(out: Path) -> list[dict[str, Any]]:
+    return [
+        orjson.loads(line)
+        for path in (out / "index" / "logs").glob("batch-*.jsonl")
+        for line in path.read_bytes().splitlines()
+    ]
+
+
+def test_one_unreadable_thread_fails_with_its_json_path_and_the_rest_archive(
+    tmp_path: Path,
+) -> None:
+    """A thread of which nothing can be read is failed with a JSON path; exit 1; others done."""
+    summary, victim, uuids, out = _batch_with_one_bad(tmp_path, unreadable=True)
     assert summary.failed == 1
     assert [f["thread_uuid"] for f in summary.failures] == [victim]
     status = run_cli(["status", "--out", str(out), "--json"])
     report = json.loads(status.output)
     (failure,) = report["failures"]
     assert failure["thread_uuid"] == victim
-    assert failure["json_path"] == "plain_pages[0].entries[1]"
+    assert failure["json_path"] == "plain_pages[0].entries"
     assert failure["error"].startswith("PayloadError")
     statuses = index_statuses(out)
     assert statuses.pop(victim) == "failed"
-    assert statuses == {t["uuid"]: "done" for t in truth if t["uuid"] != victim}
-    logged = [
-        orjson.loads(line)
-        for path in (out / "index" / "logs").glob("batch-*.jsonl")
-        for line in path.read_bytes().splitlines()
-    ]
+    assert statuses == {u: "done" for u in uuids if u != victim}
+    logged = _logged(out)
     (summary_event,) = [e for e in logged if e["event"] == "RUN_SUMMARY"]
     assert summary_event["exit_code"] == 1
     (failed_event,) = [e for e in logged if e["event"] == "THREAD_FAILED"]
     assert failed_event["json_path"] == failure["json_path"]
+
+
+def test_damaged_entries_degrade_turns_and_the_thread_archives(tmp_path: Path) -> None:
+    """Damaged entries are degraded turns: thread done, ENTRY_DEGRADED logged, status counts."""
+    summary, victim, uuids, out = _batch_with_one_bad(tmp_path, unreadable=False)
+    assert summary.failed == 0
+    assert index_statuses(out) == dict.fromkeys(uuids, "done")
+    degraded = [e for e in _logged(out) if e["event"] == "ENTRY_DEGRADED"]
+    assert degraded and {e["thread_uuid"] for e in degraded} == {victim}
+    paths = {e["json_path"] for e in degraded}
+    assert "plain_pages[0].entries[1]" in paths  # the number among the entries
+    assert all(e["reason"] and isinstance(e["entry_index"], int) for e in degraded)
+    report = json.loads(run_cli(["status", "--out", str(out), "--json"]).output)
+    turns = {e["turn"] for e in degraded}
+    assert report["degraded_turns"] == len(turns) >= 2
+    assert report["degraded_threads"] == 1
+    (row,) = report["degraded"]
+    record = json.loads((out / row["path"] / "thread.json").read_bytes())
+    assert record["counts"]["degraded_turns"] == len(turns)
+    turn_file = (out / row["path"] / "turns" / f"turn_{min(turns):04d}.md").read_text()
+    assert "⚠ Partly unreadable" in turn_file.splitlines()[2]
+    verify = run_cli(["verify", "--out", str(out), "--jobs", "1"])
+    assert verify.exit_code == 0, verify.output
+    assert f"{len(turns)} degraded turns in 1 threads" in verify.output

@@ -398,3 +398,14 @@ def test_event_loop_detection_needs_no_import_search() -> None:
 
     assert asyncio.run(detect()) == "asyncio"
     assert finder.asked == []
+
+
+def test_403_challenge_page_without_html_type_or_leading_tag() -> None:
+    """A 403 whose body is a challenge page is a challenge even as JSON, behind a comment."""
+    body = b"<!-- edge --><div id='cf-chl-widget'>Just a moment...</div>"
+    request = httpx.Request("GET", "https://www.perplexity.ai/rest/thread/x")
+    for ctype in ("application/json", "text/plain", ""):
+        headers = {"content-type": ctype} if ctype else {}
+        response = httpx.Response(403, content=body, headers=headers, request=request)
+        with pytest.raises(ChallengeError):
+            map_response(response)

@@ -120,3 +120,22 @@ def test_concurrent_writers_from_threads(tmp_path: Path) -> None:
         t.join()
     assert idx.counts() == {"pending": 80}
     idx.close()
+
+
+def test_index_without_degraded_column_gains_it(tmp_path: Path) -> None:
+    """An index written before ``degraded_turns`` existed gets the column (0) when opened."""
+    path = tmp_path / "old.sqlite"
+    idx = Index(path)
+    idx.upsert("t1", "default", status="done", degraded_turns=2)
+    idx.close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE threads DROP COLUMN degraded_turns")
+    db.commit()
+    db.close()
+    idx = Index(path)
+    row = idx.get("t1")
+    assert row is not None and row.degraded_turns == 0
+    idx.upsert("t1", "default", degraded_turns=3)
+    row = idx.get("t1")
+    assert row is not None and row.degraded_turns == 3
+    idx.close()

@@ -127,7 +127,7 @@ class RecordingStore:
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None:
         raise AssertionError
 
-    def register_variants(self, records: Any, source: str) -> list[Any]:
+    def register_variants(self, records: Any, source: str, run_id: int | None = None) -> list[Any]:
         return []
 
     def get(self, uuid: str) -> Any:

@@ -58,6 +58,12 @@ def _sources(workflow: dict[str, Any] | None, urls: set[str]) -> None:
                 _sources(payload["workflow_payload"], urls)
 
 
+def _text_steps(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The steps of a plain ``text`` (none for the 2023 object or the 2025 text-less shape)."""
+    text = json.loads(entry["text"]) if "text" in entry else []
+    return text if isinstance(text, list) else []
+
+
 def naive_truth(
     blocks_pages: list[dict[str, Any]], plain_pages: list[dict[str, Any]], listing: dict[str, Any]
 ) -> dict[str, Any]:
@@ -72,7 +78,7 @@ def naive_truth(
     if modes:
         mode = max(modes, key=ORDER.index)
     else:
-        steps = [s["step_type"] for e in plain.values() for s in json.loads(e["text"])]
+        steps = [s["step_type"] for e in plain.values() for s in _text_steps(e)]
         dm = next((DM[e["display_model"]] for e in main if e.get("display_model") in DM), None)
         if meta["mode"] == "4" or listing["mode"].upper() in ("ASI", "COMPUTER"):
             step_mode = "computer"
@@ -96,7 +102,15 @@ def naive_truth(
             if b["intended_usage"] == "web_results"
             for r in b["web_result_block"]["web_results"]
         )
-        for step in json.loads(plain[e["backend_uuid"]]["text"]):
+        twin = plain[e["backend_uuid"]]
+        text = json.loads(twin["text"]) if "text" in twin else []
+        if isinstance(text, dict):  # the 2023 shape: one object, results inside
+            urls.update(r["url"] for r in text.get("web_results", []))
+            text = []
+        for b in twin.get("blocks", []):  # the 2025 shape: blocks only, in the plain reply
+            if b["intended_usage"] == "sources_answer_mode":
+                urls.update(r["url"] for r in b["sources_mode_block"]["web_results"])
+        for step in text:
             if step["step_type"] == "FINAL":
                 final = json.loads(step["content"]["answer"])
                 urls.update(r["url"] for r in final.get("web_results", []))
@@ -223,3 +237,4 @@ def test_truth_covers_every_case_in_the_default_account() -> None:
     titles = {t["title"] for t in threads}
     assert "../../x" in titles or "a/b" in titles
     assert any(len(t) == 300 for t in titles)
+    assert {t["payload_era"] for t in threads} == {"current", "2023", "2024", "2025"}

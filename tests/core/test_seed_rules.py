@@ -1,0 +1,125 @@
+"""Mode and placement rules checked clause by clause against crafted payloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
+from pplx_archiver.core.render import needs_blocks, render_thread
+from pplx_archiver.shell.pipeline import row_from_arg
+from tests.core import builders as b
+
+
+def _plain(*entries: dict[str, Any]) -> tuple[RawPage, ...]:
+    return (RawPage({}, b.page(list(entries))),)
+
+
+def test_unmapped_display_model_alone_still_fetches_blocks() -> None:
+    """``turbo`` or ``pplx_alpha`` without a RESEARCH_ANSWER step is no mapped signal."""
+    for model in ("turbo", "pplx_alpha"):
+        entry = b.entry("e1", 1, search_mode=None, display_model=model, text=[b.final_step("a")])
+        assert needs_blocks(_plain(entry), None), model
+
+
+def test_mapped_search_mode_with_a_display_model_needs_no_blocks() -> None:
+    """A search thread with ``search_mode`` SEARCH and a display model is certain: no blocks."""
+    entry = b.entry("e1", 1, text=[b.final_step("a")])
+    assert not needs_blocks(_plain(entry), None)
+
+
+def test_unknown_search_mode_is_ignored() -> None:
+    """An unknown ``search_mode`` value is no signal: the mapped display model decides."""
+    entry = b.entry("e1", 1, search_mode="ZZ_FUTURE", display_model="pplx_study")
+    entry["text"] = b.final_step("a")["content"]["answer"]
+    result = render_thread(ThreadInput("t", _plain(entry)), b.CTX)
+    assert result.mode == "study"
+
+
+def test_computer_task_url_reaches_mode_detection() -> None:
+    """``export <…/computer/tasks/…>``: no search_mode, no metadata mode, still computer."""
+    row = row_from_arg("https://www.perplexity.ai/computer/tasks/abc-123")
+    assert row == ListingRow(thread_id="abc-123", mode="COMPUTER")
+    entry = b.entry("e1", 1, search_mode=None, display_model=None, text=[b.final_step("a")])
+    pages = _plain(entry)
+    assert needs_blocks(pages, row)
+    result = render_thread(ThreadInput("abc-123", pages, listing=row), b.CTX)
+    assert result.mode == "computer"
+    assert row_from_arg("https://www.perplexity.ai/search/abc-123").mode is None
+
+
+def _stub_thread(completed: str) -> ThreadInput:
+    stub = b.entry("stub", 100, text=[b.final_step("stub answer")], trigger="subagent_result")
+    first = b.entry("e1", 1, text=[b.final_step("a")])
+    bg = b.entry(
+        "bg", 95, is_background=True, blocks=[b.workflow([b.payload("p1", completed=completed)])]
+    )
+    return ThreadInput(
+        "t", (RawPage({}, b.page([first, stub], [bg])),), (RawPage({}, b.page([], [bg])),)
+    )
+
+
+def test_run_without_completion_time_goes_to_the_appendix() -> None:
+    """A payload with no ``completed_at`` is never time-matched to a stub turn.
+
+    Its background entry was updated right at the stub's creation time (the old fallback).
+    """
+    result = render_thread(_stub_thread(""), b.CTX)
+    assert [x["landing"] for x in result.record["background"]] == ["appendix"]
+
+
+def test_stub_window_boundary() -> None:
+    """Exactly 10 s from the stub is inside the window; 10.000001 s is outside."""
+    inside = render_thread(_stub_thread(b.ts(90)), b.CTX)  # stub created at second 100
+    assert [x["landing"] for x in inside.record["background"]] == ["stub"]
+    outside = render_thread(_stub_thread(b.ts(89)[:-13] + ".999999+00:00"), b.CTX)
+    assert [x["landing"] for x in outside.record["background"]] == ["appendix"]
+
+
+def test_background_entry_with_a_plain_answer_renders_in_the_appendix() -> None:
+    """A background entry with a FINAL answer and no workflow shows its answer and sources."""
+    first = b.entry("e1", 1, text=[b.final_step("a")])
+    bg = b.entry(
+        "bg", 50, is_background=True, query="Side task", text=[b.final_step("Found it.", 7)]
+    )
+    result = render_thread(ThreadInput("t", (RawPage({}, b.page([first], [bg])),)), b.CTX)
+    conversation = result.files["conversation.md"].decode()
+    appendix = conversation.split("## Background tasks (unassigned to turns)")[1]
+    assert "Sub-agent: Side task" in appendix and "Found it." in appendix
+    assert "https://example.com/7" in appendix
+    assert b"https://example.com/7" in result.files["sources.json"]
+
+
+def test_disagreeing_display_models_resolve_to_the_most_specific_mode() -> None:
+    """Without search_mode, pplx_study and pplx_agentic_research turns make council, reported."""
+    study = b.entry("e1", 1, search_mode=None, display_model="pplx_study", text=[b.final_step("a")])
+    council = b.entry(
+        "e2", 20, search_mode=None, display_model="pplx_agentic_research", text=[b.final_step("b")]
+    )
+    result = render_thread(ThreadInput("t", _plain(study, council)), b.CTX)
+    assert result.mode == "council"
+    switch = [f for f in result.findings if f.event == "MODE_SWITCH"]
+    assert switch and switch[0].fields["display_model_modes"] == ["council", "study"]
+
+
+def _member(status: str) -> dict[str, Any]:
+    member = b.payload(
+        "m1", status, steps=[b.step([b.text_item("member answer")])], mode="LLM_COUNCIL"
+    )
+    return member
+
+
+def test_canceled_council_member_and_stepless_subagent_are_recorded() -> None:
+    """A canceled council member and a step-less nested sub-agent go into interruptions."""
+    council = b.workflow([_member("WORKFLOW_CANCELED")])
+    stepless = b.workflow([b.payload("s1", "WORKFLOW_AWAITING_NEXT_STEPS", anchor=True)])
+    first = b.entry("e1", 1, blocks=[b.answer_block("a"), council], search_mode="AGENTIC_RESEARCH")
+    second = b.entry(
+        "e2", 20, blocks=[b.answer_block("b"), stepless], search_mode="AGENTIC_RESEARCH"
+    )
+    page = b.page([first, second])
+    result = render_thread(ThreadInput("t", (RawPage({}, page),), (RawPage({}, page),)), b.CTX)
+    found = {(r["location"], r["kind"]) for r in result.record.get("interruptions", [])}
+    assert ("turn_0001/council_member", "canceled") in found
+    assert ("turn_0002/subagent", "interrupted") in found
+    turn = result.files["turns/turn_0001.md"].decode()
+    assert "⛔ canceled" in turn
