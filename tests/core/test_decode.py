@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pplx_archiver.core.decode import decode_thread
@@ -113,7 +115,8 @@ def test_wrong_typed_field_is_left_out() -> None:
 
 def test_entry_that_is_not_an_object_is_an_empty_degraded_turn() -> None:
     """An entry that is a number is an empty turn with its reason; its neighbours decode."""
-    thread = decode_thread(_pages(b.page([b.entry("e1", 1), 42])), ())
+    entries: list[Any] = [b.entry("e1", 1), 42]
+    thread = decode_thread(_pages(b.page(entries)), ())
     assert [e.key for e in thread.entries] == ["e1", "entry:plain_pages[0].entries[1]"]
     assert thread.entries[1].problems == (
         ("plain_pages[0].entries[1]", "expected object, got integer"),
