@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sqlite3
 import threading
 import urllib.parse
@@ -232,6 +233,17 @@ def _migrate_status_and_files(db: sqlite3.Connection) -> None:
 
 _MIGRATIONS[3] = _migrate_status_and_files
 
+_ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)")
+
+
+def _column_exists(db: sqlite3.Connection, statement: str) -> bool:
+    """Whether ``statement`` adds a column the table already has (a migration met halfway)."""
+    match = _ADD_COLUMN.match(statement)
+    if match is None:
+        return False
+    table, column = match.groups()
+    return any(r[1] == column for r in db.execute(f"PRAGMA table_info({table})"))
+
 
 class Index:
     """The SQLite state index of one archive."""
@@ -303,7 +315,8 @@ class Index:
                 step(self._db)
             else:
                 for statement in step:
-                    self._db.execute(statement)
+                    if not _column_exists(self._db, statement):
+                        self._db.execute(statement)
             version += 1
             self._db.execute("UPDATE schema_version SET version = ?", (version,))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,8 +121,14 @@ def test_filters_narrow_to_the_naive_scan_of_matching_threads(db: sqlite3.Connec
             "JOIN search_threads t ON t.id = d.thread"
         )
     }
-    for query in ("ledger", "经", "e"):
+    computer = [k for k, _ in rows if modes[k[0]] == "computer"]
+    assert computer, "the demo account holds computer threads"
+    text = " ".join(v for k, values in rows if k == computer[0] for v in values)
+    word = max(sorted(set(re.findall(r"[a-z]{5,}", text.lower()))), key=len)
+    cjk = next((c for _, values in rows for v in values for c in v if "\u4e00" <= c <= "\u9fff"))
+    for query in (word, cjk, "e"):
         expected = {k for k in _naive(rows, query) if modes[k[0]] == "computer"}
+        assert _naive(rows, query), query
         assert _found(db, query, mode="computer") == expected
         day = sorted(created[k] for k in _naive(rows, query))[len(_naive(rows, query)) // 2][:10]
         later = {k for k in _naive(rows, query) if created[k] >= day}
@@ -286,15 +293,28 @@ def _cli(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_cli_exit_codes_json_and_grouped_text(demo: Path) -> None:
+def _common(rows: list[tuple[Key, tuple[str, ...]]], pattern: str, size: int) -> str:
+    """A piece of text (``pattern``, ``size`` characters) found in at least three turns."""
+    seen: dict[str, set[Key]] = {}
+    for key, values in rows:
+        for v in values:
+            for m in re.finditer(pattern, v.lower()):
+                seen.setdefault(m.group(0)[:size], set()).add(key)
+    return sorted(k for k, keys in seen.items() if len(keys) >= 3 and len(k) == size)[0]
+
+
+def test_cli_exit_codes_json_and_grouped_text(demo: Path, db: sqlite3.Connection) -> None:
     """Hits exit 0 (grouped text or one JSON object per hit), none exit 1, bad input exit 2."""
-    code, text = _cli("-o", str(demo), "ledger", "--limit", "5")
+    rows = _rows(db)
+    word = _common(rows, r"[a-z]{6}", 6)
+    pair = _common(rows, r"[\u4e00-\u9fff]{2}", 2)
+    code, text = _cli("-o", str(demo), word, "--limit", "5")
     assert code == 0 and ("/turns/turn_" in text or "conversation.md" in text)
-    assert "ledger" in text.lower()
-    code, text = _cli("-o", str(demo), "经济", "--json", "--limit", "3")
+    assert word in text.lower()
+    code, text = _cli("-o", str(demo), pair, "--json", "--limit", "3")
     lines = [orjson.loads(line) for line in text.splitlines()]
     assert code == 0 and len(lines) == 3
-    assert all("经济" in hit["snippet"] and (demo / hit["path"]).is_file() for hit in lines)
+    assert all(pair in hit["snippet"] and (demo / hit["path"]).is_file() for hit in lines)
     assert _cli("-o", str(demo), "no such text anywhere")[0] == 1
     assert _cli("-o", str(demo), "--raw", '"open')[0] == 2
     assert _cli("-o", str(demo), "x", "--since", "2026-13")[0] == 2

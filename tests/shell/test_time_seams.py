@@ -88,7 +88,12 @@ async def test_cdn_downloads_wait_on_the_run_clock(tmp_path: Path) -> None:
     t = StepTime()
     start = t.now
     settings = types.SimpleNamespace(
-        asset_concurrency=2, max_asset_bytes=1000, asset_rate=5.0, request_timeout=10.0
+        asset_concurrency=2,
+        max_asset_bytes=1000,
+        asset_rate=5.0,
+        request_timeout=10.0,
+        download_deadline=240.0,
+        total_deadline=300.0,
     )
     archive = types.SimpleNamespace(out=tmp_path)
     transport = httpx.MockTransport(cdn)
