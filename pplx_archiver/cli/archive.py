@@ -82,18 +82,27 @@ PAGE_LIMIT = typer.Option(
 REQUEST_DEADLINE = typer.Option(
     None,
     "--request-deadline",
+    metavar="SECONDS",
     help="Seconds one API request may take, headers and whole body [default: 60].",
 )
 DOWNLOAD_DEADLINE = typer.Option(
-    None, "--download-deadline", help="Seconds one asset download may take [default: 240]."
+    None,
+    "--download-deadline",
+    metavar="SECONDS",
+    help="Seconds one asset download may take [default: 240].",
 )
 TOTAL_DEADLINE = typer.Option(
     None,
     "--total-deadline",
+    metavar="SECONDS",
     help="Seconds one request or download may take with all its retries [default: 300].",
 )
 MAX_BODY_BYTES = typer.Option(
-    None, "--max-body-bytes", min=1024, help="Largest API body read [default: 64 MiB]."
+    None,
+    "--max-body-bytes",
+    min=1024,
+    metavar="BYTES",
+    help="Largest API body read [default: 64 MiB].",
 )
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Also show per-thread events.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Show only errors (and the summary).")
@@ -110,10 +119,14 @@ JSON = typer.Option(
 HEALTHCHECK = typer.Option(
     None,
     "--healthcheck",
+    metavar="URL",
     help="Ping this healthchecks.io-style URL: /start, then the URL or /<exit code>.",
 )
 METRICS_FILE = typer.Option(
-    None, "--metrics-file", help="Write a Prometheus textfile (replaced atomically) after the run."
+    None,
+    "--metrics-file",
+    metavar="FILE",
+    help="Write a Prometheus textfile (replaced atomically) after the run.",
 )
 
 

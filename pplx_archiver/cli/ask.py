@@ -38,7 +38,9 @@ ask_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-OUT = typer.Option(None, "--out", "-o", help="Archive root folder [default: ./archive].")
+OUT = typer.Option(
+    None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
+)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -170,12 +172,15 @@ def ask(
         None,
         "--mode",
         "-m",
+        metavar="MODE",
         help=f"{', '.join(ASK_MODES)} [default: search; a follow-up keeps the thread's mode].",
     ),
     model: list[str] | None = typer.Option(
         None, "--model", help="Model id (see `pplx-ask models`); council: give it 2-3 times."
     ),
-    space: str | None = typer.Option(None, "--space", help="Move the thread into this space."),
+    space: str | None = typer.Option(
+        None, "--space", metavar="SLUG", help="Move the thread into this space."
+    ),
     follow_up: str | None = typer.Option(
         None, "--follow-up", help="Continue this thread (uuid, slug or URL) instead of a new one."
     ),

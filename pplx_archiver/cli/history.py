@@ -21,7 +21,9 @@ from pplx_archiver.shell.index import RunRow
 from pplx_archiver.shell.monitor import failed_titles
 from pplx_archiver.shell.store import INDEX_DIR, Archive
 
-OUT = typer.Option(None, "--out", "-o", help="Archive folder [default: $PPLX_OUT or ./archive].")
+OUT = typer.Option(
+    None, "--out", "-o", metavar="DIR", help="Archive folder [default: $PPLX_OUT or ./archive]."
+)
 JSON = typer.Option(False, "--json", help="Print JSON instead of text.")
 
 
@@ -76,7 +78,7 @@ def _run_line(rec: dict[str, Any]) -> str:
 @app.command()
 def runs(
     out: Path | None = OUT,
-    limit: int = typer.Option(20, "--limit", min=1, help="Show the newest N runs."),
+    limit: int = typer.Option(20, "--limit", metavar="N", min=1, help="Show the newest N runs."),
     json_output: bool = JSON,
 ) -> None:
     """List the archive's run history, newest first: command, start, exit code, counts, log.

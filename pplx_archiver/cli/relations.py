@@ -25,10 +25,14 @@ def relations(
         None,
         "--out",
         "-o",
+        metavar="DIR",
         help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
     ),
     log_format: str | None = typer.Option(
-        None, "--log-format", help="stderr log format: auto, json or console."
+        None,
+        "--log-format",
+        metavar="[auto|json|console]",
+        help="stderr log format: auto, json or console.",
     ),
 ) -> None:
     """Build the relation graph of the archive from its raw files: offline, byte-identical.

@@ -31,13 +31,21 @@ schedule_app = typer.Typer(
 )
 app.add_typer(schedule_app, name="schedule")
 
-NAME = typer.Option("pplx-export", "--name", help="Unit / crontab entry name.")
+NAME = typer.Option("pplx-export", "--name", metavar="NAME", help="Unit / crontab entry name.")
 UNIT_DIR = typer.Option(
-    None, "--unit-dir", help="systemd user unit folder [default: ~/.config/systemd/user]."
+    None,
+    "--unit-dir",
+    metavar="DIR",
+    help="systemd user unit folder [default: ~/.config/systemd/user].",
 )
-CRONTAB = typer.Option("crontab", "--crontab-command", help="The crontab program.")
+CRONTAB = typer.Option(
+    "crontab", "--crontab-command", metavar="PROGRAM", help="The crontab program."
+)
 SYSTEMCTL = typer.Option(
-    "systemctl", "--systemctl-command", help="The systemctl program (called with --user)."
+    "systemctl",
+    "--systemctl-command",
+    metavar="PROGRAM",
+    help="The systemctl program (called with --user).",
 )
 NO_SYSTEMCTL = typer.Option(
     False, "--no-systemctl", help="Write or delete the unit files only; do not call systemctl."
@@ -73,23 +81,34 @@ def _use_cron(cron: bool, systemd: bool, host: sched.ScheduleHost) -> bool:
 @schedule_app.command()
 def install(
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Archive folder [default: $PPLX_OUT or ./archive]."
+        None, "--out", "-o", metavar="DIR", help="Archive folder [default: $PPLX_OUT or ./archive]."
     ),
-    command: str = typer.Option("sync", "--command", help="Command to schedule: sync or batch."),
+    command: str = typer.Option(
+        "sync", "--command", metavar="COMMAND", help="Command to schedule: sync or batch."
+    ),
     on_calendar: str = typer.Option(
-        "daily", "--on-calendar", help="systemd OnCalendar= expression."
+        "daily", "--on-calendar", metavar="WHEN", help="systemd OnCalendar= expression."
     ),
     randomized_delay: str = typer.Option(
-        "1h", "--randomized-delay", help="systemd RandomizedDelaySec= (spreads start times)."
+        "1h",
+        "--randomized-delay",
+        metavar="SPAN",
+        help="systemd RandomizedDelaySec= (spreads start times).",
     ),
     cron_time: str | None = typer.Option(
-        None, "--cron-time", help="Crontab time [default: a fixed time between 02:00 and 05:59]."
+        None,
+        "--cron-time",
+        metavar="'MIN HOUR'",
+        help="Crontab time [default: a fixed time between 02:00 and 05:59].",
     ),
     healthcheck: str | None = typer.Option(
-        None, "--healthcheck", help="Pass --healthcheck URL to every scheduled run."
+        None, "--healthcheck", metavar="URL", help="Pass --healthcheck URL to every scheduled run."
     ),
     metrics_file: Path | None = typer.Option(
-        None, "--metrics-file", help="Pass --metrics-file PATH to every scheduled run."
+        None,
+        "--metrics-file",
+        metavar="FILE",
+        help="Pass --metrics-file PATH to every scheduled run.",
     ),
     extra: list[str] | None = typer.Argument(
         None, help="More options for the scheduled command, after `--`."
@@ -220,7 +239,11 @@ def _run_text(label: str, run: dict[str, Any] | None) -> str:
 def show(
     name: str = NAME,
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Archive whose history to show [default: the scheduled one]."
+        None,
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Archive whose history to show [default: the scheduled one].",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
     unit_dir: Path | None = UNIT_DIR,

@@ -47,21 +47,26 @@ def search(
         None,
         "--out",
         "-o",
+        metavar="DIR",
         help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
     ),
     mode: str | None = typer.Option(
-        None, "--mode", "-m", help=f"Only this mode: {', '.join(MODES)}."
+        None, "--mode", "-m", metavar="MODE", help=f"Only this mode: {', '.join(MODES)}."
     ),
     space: str | None = typer.Option(
-        None, "--space", help="Only threads of this space (title or slug)."
+        None, "--space", metavar="SLUG", help="Only threads of this space (title or slug)."
     ),
     since: str | None = typer.Option(
-        None, "--since", help="Only turns on or after this date (2026-07-20)."
+        None, "--since", metavar="DATE", help="Only turns on or after this date (2026-07-20)."
     ),
-    until: str | None = typer.Option(None, "--until", help="Only turns on or before this date."),
-    account: str | None = typer.Option(None, "--account", help="Only this account folder."),
+    until: str | None = typer.Option(
+        None, "--until", metavar="DATE", help="Only turns on or before this date."
+    ),
+    account: str | None = typer.Option(
+        None, "--account", metavar="NAME", help="Only this account folder."
+    ),
     limit: int = typer.Option(
-        search_mod.DEFAULT_LIMIT, "--limit", "-n", min=1, help="Show at most N turns."
+        search_mod.DEFAULT_LIMIT, "--limit", "-n", metavar="N", min=1, help="Show at most N turns."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per hit."),
     raw: bool = typer.Option(False, "--raw", help="Pass QUERY to SQLite FTS5 as query syntax."),

@@ -101,9 +101,13 @@ def serve(
         help="Last GraphQL page says hasNextPage=true with an empty endCursor.",
     ),
     ask_generation: str = typer.Option(
-        "diff", help="Ask stream payloads: diff, blocks or text (also POST /__sim/ask)."
+        "diff",
+        metavar="[diff|blocks|text]",
+        help="Ask stream payloads: diff, blocks or text (also POST /__sim/ask).",
     ),
-    ask_delay_ms: float = typer.Option(0.0, help="Pause between the frames of an ask stream."),
+    ask_delay_ms: float = typer.Option(
+        0.0, metavar="MS", help="Pause between the frames of an ask stream."
+    ),
 ) -> None:
     """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
 

@@ -49,15 +49,19 @@ def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str |
 
 @app.command("site")
 def site(
-    out: Path | None = typer.Option(None, "--out", "-o", help=OUT_HELP),
+    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
     to: Path | None = typer.Option(
-        None, "--to", help="Write the site here instead of <archive>/site."
+        None, "--to", metavar="DIR", help="Write the site here instead of <archive>/site."
     ),
     full: bool = typer.Option(
         False, "--full", help="Rebuild every page (default: only threads whose files changed)."
     ),
     jobs: int | None = typer.Option(
-        None, "--jobs", min=1, help="Worker processes (default: the number of CPU cores)."
+        None,
+        "--jobs",
+        metavar="N",
+        min=1,
+        help="Worker processes (default: the number of CPU cores).",
     ),
     log_format: str | None = LOG_FORMAT,
 ) -> None:

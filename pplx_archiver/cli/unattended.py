@@ -17,14 +17,19 @@ from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.store import INDEX_DIR
 
-OUT = typer.Option(None, "--out", "-o", help="Archive root folder [default: ./archive].")
+OUT = typer.Option(
+    None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
+)
 
 
 @app.command("reindex")
 def reindex(
     out: Path | None = OUT,
     log_format: str | None = typer.Option(
-        None, "--log-format", help="stderr log format: auto, json or console."
+        None,
+        "--log-format",
+        metavar="[auto|json|console]",
+        help="stderr log format: auto, json or console.",
     ),
 ) -> None:
     """Rebuild index/archive.sqlite offline from the thread folders.

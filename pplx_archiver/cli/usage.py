@@ -37,25 +37,32 @@ def usage_backfill(
         None,
         "--out",
         "-o",
+        metavar="DIR",
         help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
     ),
     usage_rate: float = typer.Option(
         DEFAULT_USAGE_RATE,
         "--usage-rate",
+        metavar="RATE",
         min=0.01,
         help="Ceiling of usage requests per second (its own budget) [default: 0.5].",
     ),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Ask for at most N threads."),
-    log_format: str | None = typer.Option(
-        None, "--log-format", help="stderr log format: auto, json or console."
+    limit: int | None = typer.Option(
+        None, "--limit", metavar="N", min=1, help="Ask for at most N threads."
     ),
-    base_url: str | None = typer.Option(None, "--base-url", help="API origin."),
-    cookies: Path | None = typer.Option(None, "--cookies", help="Cookie file."),
+    log_format: str | None = typer.Option(
+        None,
+        "--log-format",
+        metavar="[auto|json|console]",
+        help="stderr log format: auto, json or console.",
+    ),
+    base_url: str | None = typer.Option(None, "--base-url", metavar="URL", help="API origin."),
+    cookies: Path | None = typer.Option(None, "--cookies", metavar="FILE", help="Cookie file."),
     session_token: str | None = typer.Option(
-        None, "--session-token", help="Session token cookie value."
+        None, "--session-token", metavar="TOKEN", help="Session token cookie value."
     ),
     cookies_from: str | None = typer.Option(
-        None, "--cookies-from", help="Read cookies from a browser."
+        None, "--cookies-from", metavar="BROWSER", help="Read cookies from a browser."
     ),
 ) -> None:
     """Fetch the credit usage of every archived thread not yet recorded, slowly.

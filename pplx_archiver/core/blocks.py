@@ -1,6 +1,6 @@
 """Decoding of schematized ``blocks[]`` and (nested) workflows into typed values.
 
-Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (API.md §4.1); workflows
+Each block is ``{"intended_usage": name, "<kind>_block": {...}}`` (see docs/dev/api.md); workflows
 and their items follow §4.2–§4.6. Unknown blocks and unknown item types are kept (items as
 raw values) so the renderer can show a placeholder instead of dropping them.
 """

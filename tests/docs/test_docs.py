@@ -42,6 +42,17 @@ COMMAND_PAGES: dict[str, str] = {
     "demo": "docs/dev/simulator.md",
     "sim serve": "docs/dev/simulator.md",
     "sim truth": "docs/dev/simulator.md",
+    "reindex": "docs/unattended.md",
+    "forget": "docs/unattended.md",
+    "search": "docs/search.md",
+    "site": "docs/site.md",
+    "runs": "docs/scheduling.md",
+    "failed": "docs/scheduling.md",
+    "schedule install": "docs/scheduling.md",
+    "schedule show": "docs/scheduling.md",
+    "schedule remove": "docs/scheduling.md",
+    "relations": "docs/relations.md",
+    "usage-backfill": "docs/usage.md",
 }
 
 # Options every command has that no page needs to repeat.
@@ -50,16 +61,12 @@ UNIVERSAL_OPTIONS = {"--help"}
 # Events emitted in a way the scanner below cannot see (a name built at run time); none today.
 EXTRA_EVENTS: set[str] = set()
 
+# Names the scanner finds that are not events: an environment variable appended as a
+# (name, value) pair to the environment of a scheduled unit.
+NOT_EVENTS = {"PPLX_CONFIG_DIR"}
+
 # Docs pages other parts of the project add; a link to one of them may dangle until it exists.
-PLANNED_PAGES = {
-    "docs/scheduling.md",
-    "docs/unattended.md",
-    "docs/ask.md",
-    "docs/search.md",
-    "docs/site.md",
-    "docs/dev/formats.md",
-    "docs/dev/performance.md",
-}
+PLANNED_PAGES: set[str] = set()
 
 EVENT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 LOG_METHODS = {"debug", "info", "warning", "error", "critical", "exception"}
@@ -120,7 +127,7 @@ def documented_events() -> list[str]:
 
 def test_every_emitted_event_is_documented_once() -> None:
     """Each event the code can emit has exactly one row in docs/events.md, and no row is stale."""
-    emitted = set(emitted_events()) | EXTRA_EVENTS
+    emitted = (set(emitted_events()) | EXTRA_EVENTS) - NOT_EVENTS
     rows = documented_events()
     assert {"RUN_SUMMARY", "THREAD_ARCHIVED", "MODE_SWITCH"} <= emitted  # the scanner works
     duplicates = sorted({name for name in rows if rows.count(name) > 1})
