@@ -259,8 +259,17 @@ class Run:
                 and confirm is not None
                 and confirm(uuid, str(exc), self.run_id, self.options.command == "export")
             ):
-                self.summary.terminal += 1
                 log.warning("THREAD_NOT_FOUND", thread_uuid=uuid, title=row.title)
+                if self.options.command == "export":
+                    # The thread asked for does not exist: recorded as not_found (no retry,
+                    # no blocked early stop), and still a failure of this command (exit 1).
+                    self.summary.failed += 1
+                    self.summary.failures.append(
+                        {"thread_uuid": uuid, "title": row.title, "error": str(exc)}
+                    )
+                    self.progress("failed", self.summary)
+                    return
+                self.summary.terminal += 1
                 self.progress("terminal", self.summary)
                 return
             path = exc.path if isinstance(exc, PayloadError) else None
