@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,13 +94,7 @@ def runs(
         records = [run_record(run) for run in archive.index.runs(limit)]
     finally:
         archive.close()
-    if json_output:
-        sys.stdout.write(orjson.dumps(records).decode("utf-8") + "\n")
-        return
-    if not records:
-        sys.stdout.write("no runs recorded yet\n")
-    for rec in records:
-        sys.stdout.write(_run_line(rec) + "\n")
+    _print(records, json_output, "no runs recorded yet", _run_line)
 
 
 def failed_records(archive: Archive) -> list[dict[str, Any]]:
@@ -137,17 +132,31 @@ def failed(out: Path | None = OUT, json_output: bool = JSON) -> None:
         records = failed_records(archive)
     finally:
         archive.close()
+    _print(records, json_output, "no thread is failing", _failed_text)
+
+
+def _failed_text(rec: dict[str, Any]) -> str:
+    where = f" at {rec['json_path']}" if rec["json_path"] else ""
+    title = printable(rec["title"] or "untitled")
+    return (
+        f"{rec['thread_uuid']}  {title}\n"
+        f"    {rec['attempts']} attempt(s), first {rec['first_failure'] or 'unknown'}, "
+        f"last {rec['last_failure'] or 'unknown'}\n"
+        f"    {printable(rec['reason'] or '')}{where}"
+    )
+
+
+def _print(
+    records: list[dict[str, Any]],
+    json_output: bool,
+    empty: str,
+    text: Callable[[dict[str, Any]], str],
+) -> None:
+    """The records as one JSON array, or a text block each (``empty`` when there are none)."""
     if json_output:
         sys.stdout.write(orjson.dumps(records).decode("utf-8") + "\n")
         return
     if not records:
-        sys.stdout.write("no thread is failing\n")
+        sys.stdout.write(empty + "\n")
     for rec in records:
-        where = f" at {rec['json_path']}" if rec["json_path"] else ""
-        title = printable(rec["title"] or "untitled")
-        sys.stdout.write(
-            f"{rec['thread_uuid']}  {title}\n"
-            f"    {rec['attempts']} attempt(s), first {rec['first_failure'] or 'unknown'}, "
-            f"last {rec['last_failure'] or 'unknown'}\n"
-            f"    {printable(rec['reason'] or '')}{where}\n"
-        )
+        sys.stdout.write(text(rec) + "\n")
