@@ -14,7 +14,7 @@
     │   └── IndexCorruptError                 index/archive.sqlite unreadable: run reindex
     ├── ScheduleError                 exit 1  systemctl / crontab refused a schedule change
     ├── ArchiveBusyError              exit 6  another process writes this archive (lock held)
-    ├── FetchError                    exit 1  one request failed (shell/http.py maps to these)
+    ├── FetchError                    exit 1  one request failed (shell/net/http.py maps to these)
     │   ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
     │   │   ├── ConnectionFailedError  exit 7 the host could not be reached (names the host)
     │   │   └── DeadlineError                 a request or download overran its deadline

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pplx_archiver.shell.ratelimit import RateLimiter  # noqa: E402
+from pplx_archiver.shell.net.ratelimit import RateLimiter  # noqa: E402
 
 SERVER_RATE = 40.0
 SERVER_BURST = 20.0

@@ -21,8 +21,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pplx_archiver.shell.rerender import rerender  # noqa: E402
-from pplx_archiver.shell.store import Archive  # noqa: E402
+from pplx_archiver.shell.archive.store import Archive  # noqa: E402
+from pplx_archiver.shell.care.rerender import rerender  # noqa: E402
 
 
 def _pass(out: Path, jobs: int) -> dict[str, Any]:

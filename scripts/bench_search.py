@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 
 from pplx_archiver.core.prose import ThreadProse, TurnProse, joined  # noqa: E402
 from pplx_archiver.core.timeparse import iso  # noqa: E402
-from pplx_archiver.shell import search  # noqa: E402
-from pplx_archiver.shell.store import Archive  # noqa: E402
+from pplx_archiver.shell.archive import search  # noqa: E402
+from pplx_archiver.shell.archive.store import Archive  # noqa: E402
 from pplx_archiver.sim.account import WORDS, plan_thread  # noqa: E402
 from pplx_archiver.sim.build import answer_of, url_of  # noqa: E402
 

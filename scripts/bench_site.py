@@ -26,7 +26,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pplx_archiver.shell.store import Archive  # noqa: E402
+from pplx_archiver.shell.archive.store import Archive  # noqa: E402
 from pplx_archiver.site import build as site_build  # noqa: E402
 
 

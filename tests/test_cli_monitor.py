@@ -24,7 +24,7 @@ from pplx_archiver.errors import (
     ConfigError,
     PplxError,
 )
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 from tests.shell.ping_server import ping_server
 
 LOG: contextvars.ContextVar[Path | None] = contextvars.ContextVar("LOG", default=None)

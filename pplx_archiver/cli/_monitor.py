@@ -25,9 +25,9 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.errors import EXIT_INTERRUPTED, EXIT_OK, PplxError, exit_code_for
-from pplx_archiver.shell import monitor
-from pplx_archiver.shell.index import Index, RunRow
-from pplx_archiver.shell.store import INDEX_DIR
+from pplx_archiver.shell.archive.index import Index, RunRow
+from pplx_archiver.shell.archive.store import INDEX_DIR
+from pplx_archiver.shell.run import monitor
 
 # A ping does not hold a run up: a dead monitoring host costs at most this per ping.
 PING_TIMEOUT_S = monitor.PING_TIMEOUT_S

@@ -189,7 +189,7 @@ def command_scope(settings: Settings, command: str, *, lock: bool = True) -> Ite
     Every non-zero exit (an error, Ctrl-C, a busy archive) is logged to the run's log file
     as ``RUN_FAILED`` with the exit code and reason before it propagates.
     """
-    from pplx_archiver.shell.lock import writer_lock
+    from pplx_archiver.shell.archive.lock import writer_lock
 
     with run_logging(settings, command, required=lock) as path:
         try:
@@ -232,7 +232,7 @@ def run_cli(command: str, opts: CommonOptions) -> None:
 
 def _run_cli(command: str, opts: CommonOptions) -> None:
     """Run one archiving command and exit with its code."""
-    from pplx_archiver.shell.runner import run_command
+    from pplx_archiver.shell.run.runner import run_command
 
     try:
         settings = opts.settings()

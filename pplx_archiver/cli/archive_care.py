@@ -22,10 +22,10 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._run import command_scope, project_error
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell import rerender as rerender_mod
-from pplx_archiver.shell import status as status_mod
-from pplx_archiver.shell import verify as verify_mod
-from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.care import rerender as rerender_mod
+from pplx_archiver.shell.care import status as status_mod
+from pplx_archiver.shell.care import verify as verify_mod
 
 OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
 

@@ -18,18 +18,18 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell.backfill import BackfillSummary, backfill
-from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.care.backfill import BackfillSummary, backfill
 
 
 async def _run(settings: Settings, online: bool, limit: int | None) -> BackfillSummary:
-    from pplx_archiver.shell.assets import open_assets
+    from pplx_archiver.shell.archive.assets import open_assets
 
     with Archive(settings.out_dir) as archive:
         if not online:
             async with open_assets(settings, None, archive, online=False) as session:
                 return await backfill(archive, session, lang=settings.lang, limit=limit)
-        from pplx_archiver.shell.auth import open_session
+        from pplx_archiver.shell.net.auth import open_session
 
         async with (
             open_session(settings) as (client, _info),

@@ -29,13 +29,13 @@ from pplx_archiver.errors import (
     exit_code_for,
 )
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell.auth import (
+from pplx_archiver.shell.net.auth import (
     Credential,
     load_credential,
     open_session,
     save_credential,
 )
-from pplx_archiver.shell.listing import LIST_PATH, list_spaces
+from pplx_archiver.shell.net.listing import LIST_PATH, list_spaces
 
 auth_app = typer.Typer(
     name="auth",

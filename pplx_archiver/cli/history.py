@@ -18,9 +18,9 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.errors import PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell.index import RunRow
-from pplx_archiver.shell.monitor import failed_titles
-from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.index import RunRow
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.run.monitor import failed_titles
 
 OUT = typer.Option(
     None, "--out", "-o", metavar="DIR", help="Archive folder [default: $PPLX_OUT or ./archive]."

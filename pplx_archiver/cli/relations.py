@@ -15,8 +15,8 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._run import fail, run_logging
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell import relations as relations_mod
-from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.care import relations as relations_mod
 
 
 @app.command("relations")

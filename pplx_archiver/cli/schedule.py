@@ -21,9 +21,9 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.core import schedule as text
 from pplx_archiver.errors import PplxError, ScheduleError
 from pplx_archiver.settings import APP_DIR_NAME, load_settings
-from pplx_archiver.shell import schedule as sched
-from pplx_archiver.shell.index import Index
-from pplx_archiver.shell.store import INDEX_DIR
+from pplx_archiver.shell.archive.index import Index
+from pplx_archiver.shell.archive.store import INDEX_DIR
+from pplx_archiver.shell.run import schedule as sched
 
 schedule_app = typer.Typer(
     help="Run `pplx-export sync` on a schedule (systemd user timer or crontab).",
@@ -143,7 +143,7 @@ def install(
         settings = load_settings({"out_dir": out})
         args: list[str] = []
         if healthcheck:
-            from pplx_archiver.shell.monitor import check_ping_url
+            from pplx_archiver.shell.run.monitor import check_ping_url
 
             args += ["--healthcheck", check_ping_url(healthcheck)]
         if metrics_file:

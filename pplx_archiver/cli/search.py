@@ -18,8 +18,8 @@ from pplx_archiver.cli._run import run_logging
 from pplx_archiver.core.model import MODES
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell import search as search_mod
-from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive import search as search_mod
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 
 
 def _progress(done: int, total: int) -> None:

@@ -15,7 +15,7 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._run import check_out_dir, command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell.store import INDEX_DIR
+from pplx_archiver.shell.archive.store import INDEX_DIR
 
 OUT = typer.Option(
     None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
@@ -45,7 +45,7 @@ def reindex(
       pplx-export reindex --out ~/perplexity-archive
       pplx-export reindex -o archive && pplx-export verify -o archive
     """
-    from pplx_archiver.shell.reindex import reindex as rebuild
+    from pplx_archiver.shell.care.reindex import reindex as rebuild
 
     try:
         settings = load_settings({"out_dir": out, "log_format": log_format})
@@ -79,8 +79,8 @@ def forget(
     Examples:
       pplx-export forget 9659918d-0000-4000-8000-000000000000 --out archive
     """
-    from pplx_archiver.shell.runner import resolve_thread_arg
-    from pplx_archiver.shell.store import Archive
+    from pplx_archiver.shell.archive.store import Archive
+    from pplx_archiver.shell.run.runner import resolve_thread_arg
 
     try:
         settings = load_settings({"out_dir": out})

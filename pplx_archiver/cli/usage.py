@@ -17,13 +17,13 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._run import fail, run_logging
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell.store import INDEX_DIR, Archive
-from pplx_archiver.shell.usage import DEFAULT_USAGE_RATE, UsageSummary, backfill_usage
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.care.usage import DEFAULT_USAGE_RATE, UsageSummary, backfill_usage
 
 
 async def _run(settings: Settings, rate: float, limit: int | None) -> UsageSummary:
-    from pplx_archiver.shell.auth import open_session
-    from pplx_archiver.shell.ratelimit import RateLimiter
+    from pplx_archiver.shell.net.auth import open_session
+    from pplx_archiver.shell.net.ratelimit import RateLimiter
 
     limiter = RateLimiter(rate, 1, floor=min(0.05, rate))
     with Archive(settings.out_dir) as archive:

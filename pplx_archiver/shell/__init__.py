@@ -1,1 +1,13 @@
-"""Async shell: HTTP client, rate limiter, retries, listing, scheduler and the archive store."""
+"""The async shell around the pure core, in four parts named for what they own.
+
+* :mod:`~pplx_archiver.shell.net` — the network: the API client, its retry policy and rate
+  limiter, cookies and the session, CDN downloads, the library listing.
+* :mod:`~pplx_archiver.shell.archive` — the archive on disk: the store (the one writer), the
+  state index, the writer lock, crash-safe writes, the variant registry, search, assets.
+* :mod:`~pplx_archiver.shell.run` — an archiving run: the runner, the per-thread pipeline, the
+  scheduler, progress, monitoring, deletions, spaces, asking, schedules.
+* :mod:`~pplx_archiver.shell.care` — the offline care commands: re-render, assets-backfill,
+  reindex, verify, status, relations, usage-backfill.
+
+Nothing here imports the simulator (an architecture test checks it).
+"""

@@ -30,15 +30,20 @@ import structlog
 from pplx_archiver import __version__
 from pplx_archiver.core.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
-from pplx_archiver.shell.fsutil import safe_join, write_atomic
-from pplx_archiver.shell.rerender import _mp_context, build_input, context_for, manifest_entries
-from pplx_archiver.shell.store import (
+from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.archive.store import (
     ASSETS_DIR,
     INDEX_DIR,
     RAW_BLOCKS,
     RAW_ENTRIES,
     THREAD_JSON,
     Archive,
+)
+from pplx_archiver.shell.care.rerender import (
+    _mp_context,
+    build_input,
+    context_for,
+    manifest_entries,
 )
 from pplx_archiver.site import pages
 from pplx_archiver.site.markup import pygments_css

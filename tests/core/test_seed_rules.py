@@ -6,7 +6,7 @@ from typing import Any
 
 from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
 from pplx_archiver.core.render import needs_blocks, render_thread
-from pplx_archiver.shell.pipeline import row_from_arg
+from pplx_archiver.shell.run.pipeline import row_from_arg
 from tests.core import builders as b
 
 

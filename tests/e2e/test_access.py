@@ -21,12 +21,12 @@ import pytest
 import structlog
 
 from pplx_archiver.errors import ChallengeAbort, ForbiddenError
-from pplx_archiver.shell.auth import Credential, open_session
-from pplx_archiver.shell.http import ApiClient
-from pplx_archiver.shell.index import Index
-from pplx_archiver.shell.listing import iter_threads
-from pplx_archiver.shell.scheduler import Run, RunOptions
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.index import Index
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.net.auth import Credential, open_session
+from pplx_archiver.shell.net.http import ApiClient
+from pplx_archiver.shell.net.listing import iter_threads
+from pplx_archiver.shell.run.scheduler import Run, RunOptions
 from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, LIBRARY_ROOT_HASH, SimConfig
 from pplx_archiver.sim.faults import FaultMiddleware
 from pplx_archiver.sim.runner import RunningSim, login_for, serve_in_thread

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pplx_archiver.cli.ask import ask_app
-from pplx_archiver.shell.fsutil import TEMP_PATTERN
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN
+from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 from tests.e2e.conftest import sim_args, sim_get, sim_post

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pplx_archiver.shell.fsutil import TEMP_PATTERN
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN
+from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 from tests.e2e.conftest import run_cli, sim_args

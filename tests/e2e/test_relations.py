@@ -10,8 +10,8 @@ import orjson
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, ThreadInput
 from pplx_archiver.core.rawfile import encode_raw_pages
 from pplx_archiver.core.render import render_thread
-from pplx_archiver.shell.relations import stored_edges
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.relations import stored_edges
 from tests.core.builders import entry, final_step, page, payload, workflow
 from tests.e2e.conftest import run_cli
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.runner import RunningSim
 from tests.e2e.conftest import run_cli, sim_args, sim_get, sim_post
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from pplx_archiver.sim.sessions import ERA_B_COOKIE

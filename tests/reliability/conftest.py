@@ -63,7 +63,7 @@ def archived_records(out: Path) -> dict[str, dict[str, Any]]:
 
 def index_statuses(out: Path) -> dict[str, str]:
     """Thread uuid → status in ``index/archive.sqlite``."""
-    from pplx_archiver.shell.index import Index
+    from pplx_archiver.shell.archive.index import Index
 
     index = Index(out / "index" / "archive.sqlite")
     try:

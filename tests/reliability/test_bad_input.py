@@ -28,7 +28,7 @@ from pplx_archiver.core.model import RawPage, RenderContext, ThreadInput
 from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
 from pplx_archiver.core.render import needs_blocks, render_thread
 from pplx_archiver.errors import PayloadError, TransientError
-from pplx_archiver.shell.http import map_response
+from pplx_archiver.shell.net.http import map_response
 from pplx_archiver.sim.config import SimConfig
 from tests.core.simcorpus import account
 from tests.reliability.conftest import index_statuses, run_cli, size
@@ -232,7 +232,7 @@ def _batch_with_one_bad(tmp_path: Path, unreadable: bool) -> tuple[Any, str, lis
     import anyio
 
     from pplx_archiver.cli._run import CommonOptions, run_logging
-    from pplx_archiver.shell.runner import run_command
+    from pplx_archiver.shell.run.runner import run_command
     from pplx_archiver.sim.runner import login_for
     from pplx_archiver.sim.server import create_app
     from pplx_archiver.sim.state import AccountState

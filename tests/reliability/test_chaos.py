@@ -28,7 +28,7 @@ import httpx
 
 from pplx_archiver.cli._run import CommonOptions, run_logging
 from pplx_archiver.errors import PplxError
-from pplx_archiver.shell.runner import run_command
+from pplx_archiver.shell.run.runner import run_command
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.faults import FaultMiddleware, SimulatedDisconnect
 from pplx_archiver.sim.runner import login_for, serve_in_thread

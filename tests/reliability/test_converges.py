@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from tests.e2e.conftest import sim_post

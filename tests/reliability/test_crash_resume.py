@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.shell.fsutil import TEMP_PATTERN
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 from tests.reliability.conftest import (

@@ -147,7 +147,7 @@ def test_trickling_download_fails_on_its_deadline(tmp_path: Path) -> None:
     import anyio
     import httpx
 
-    from pplx_archiver.shell.download import AssetDownloadError, CdnDownloader
+    from pplx_archiver.shell.net.download import AssetDownloadError, CdnDownloader
 
     calls: list[int] = []
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pplx_archiver.shell.assets import remove_dead_staging
-from pplx_archiver.shell.lock import holder, writer_lock
+from pplx_archiver.shell.archive.assets import remove_dead_staging
+from pplx_archiver.shell.archive.lock import holder, writer_lock
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 from tests.reliability.conftest import index_statuses, run_cli, sim_args, sim_get, spawn_cli

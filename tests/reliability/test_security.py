@@ -28,11 +28,11 @@ from hypothesis import strategies as st
 from pplx_archiver.core.layout import safe_component, thread_dir_name
 from pplx_archiver.errors import FetchError, StoreError
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.assets import file_stem
-from pplx_archiver.shell.download import CdnDownloader
-from pplx_archiver.shell.fsutil import safe_join
-from pplx_archiver.shell.http import ApiClient
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.assets import file_stem
+from pplx_archiver.shell.archive.fsutil import safe_join
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.net.download import CdnDownloader
+from pplx_archiver.shell.net.http import ApiClient
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from pplx_archiver.sim.sessions import token_for

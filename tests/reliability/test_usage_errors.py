@@ -9,7 +9,7 @@ import pytest
 
 from pplx_archiver.cli._run import fail, project_error
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 from tests.reliability.conftest import run_cli
 
 BASE = ["--base-url", "http://127.0.0.1:9", "--session-token", "tok", "--log-format", "json"]

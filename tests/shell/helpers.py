@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.cookies import NEXT_AUTH_COOKIE
-from pplx_archiver.shell.http import ApiClient
+from pplx_archiver.shell.net.cookies import NEXT_AUTH_COOKIE
+from pplx_archiver.shell.net.http import ApiClient
 from tests.shell.fake_time import StepTime
 
 TOKEN = "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..first-session-token-value"

@@ -7,7 +7,7 @@ from typing import Any
 from pplx_archiver.core.layout import thread_dir_name
 from pplx_archiver.core.model import RenderResult
 from pplx_archiver.core.rawfile import encode_raw_pages
-from pplx_archiver.shell.store import dump_record
+from pplx_archiver.shell.archive.store import dump_record
 
 
 def raw(*bodies: bytes) -> bytes:

@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
 from pplx_archiver.errors import ForbiddenError, LoggedOutError
-from pplx_archiver.shell.auth import Credential, open_session
-from pplx_archiver.shell.cookies import is_session_cookie
-from pplx_archiver.shell.http import ApiClient
-from pplx_archiver.shell.listing import iter_threads
+from pplx_archiver.shell.net.auth import Credential, open_session
+from pplx_archiver.shell.net.cookies import is_session_cookie
+from pplx_archiver.shell.net.http import ApiClient
+from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, LIBRARY_ROOT_HASH, SimConfig
 from pplx_archiver.sim.runner import login_for, serve_in_thread
 from pplx_archiver.sim.server import create_app

@@ -9,7 +9,7 @@ import pytest
 
 from pplx_archiver import errors
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.ask import AskOptions, run_ask
+from pplx_archiver.shell.run.ask import AskOptions, run_ask
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.server import create_app
 

@@ -15,9 +15,9 @@ from pplx_archiver.core.assets import extract_assets
 from pplx_archiver.core.model import ListingRow, ThreadInput
 from pplx_archiver.core.render import render_thread
 from pplx_archiver.errors import NotFoundError
-from pplx_archiver.shell.assets import MANIFEST, AssetSession, choose_extension, file_stem
-from pplx_archiver.shell.download import CdnDownloader
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.assets import MANIFEST, AssetSession, choose_extension, file_stem
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.net.download import CdnDownloader
 from tests.core import builders as b
 
 FRESH = "Expires=4102444800&Signature=sig&Key-Pair-Id=K"  # year 2100

@@ -13,7 +13,7 @@ import pytest
 import structlog
 
 from pplx_archiver.errors import ConfigError, LoggedOutError, SessionExpiredError
-from pplx_archiver.shell.auth import (
+from pplx_archiver.shell.net.auth import (
     Credential,
     cookies_from_browser,
     cookies_from_token,
@@ -23,7 +23,7 @@ from pplx_archiver.shell.auth import (
     read_stored_credential,
     save_credential,
 )
-from pplx_archiver.shell.cookies import LAST_ACTIVE_COOKIE, NEXT_AUTH_COOKIE
+from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, NEXT_AUTH_COOKIE
 from tests.shell.fake_time import StepTime
 from tests.shell.helpers import settings
 

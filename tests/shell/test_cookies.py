@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pplx_archiver.errors import ConfigError
-from pplx_archiver.shell.cookies import (
+from pplx_archiver.shell.net.cookies import (
     LAST_ACTIVE_COOKIE,
     NEXT_AUTH_COOKIE,
     account_id_from_cookies,

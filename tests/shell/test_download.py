@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pplx_archiver.shell.download import (
+from pplx_archiver.shell.net.download import (
     AssetDownloadError,
     AssetTooLargeError,
     CdnDownloader,
@@ -157,7 +157,7 @@ async def test_a_body_past_the_memory_bound_is_streamed_to_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past IN_MEMORY_MAX the chunks go to the part file one by one; the result is the same."""
-    from pplx_archiver.shell import download
+    from pplx_archiver.shell.net import download
 
     monkeypatch.setattr(download, "IN_MEMORY_MAX", 10)
     chunks = [bytes([65 + i]) * 7 for i in range(6)]

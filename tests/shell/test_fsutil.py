@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.fsutil import TEMP_PATTERN, safe_join, temp_name, write_atomic
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join, temp_name, write_atomic
 
 
 def test_write_creates_then_skips_identical_bytes(tmp_path: Path) -> None:

@@ -21,8 +21,8 @@ from pplx_archiver.errors import (
     TerminalThreadError,
     TransientError,
 )
-from pplx_archiver.shell.cookies import NEXT_AUTH_COOKIE
-from pplx_archiver.shell.http import map_response, parse_retry_after, parse_set_cookie
+from pplx_archiver.shell.net.cookies import NEXT_AUTH_COOKIE
+from pplx_archiver.shell.net.http import map_response, parse_retry_after, parse_set_cookie
 from tests.shell.helpers import BASE, TOKEN, json_response, make_client
 
 CHALLENGE_HTML = (
@@ -341,7 +341,7 @@ async def test_curl_transport_adapts_requests_and_errors() -> None:
     """The impersonating transport sends the same request and maps curl failures to httpx."""
     from types import SimpleNamespace
 
-    from pplx_archiver.shell.transport_curl import CurlTransport
+    from pplx_archiver.shell.net.transport_curl import CurlTransport
 
     sessions: list[_FakeCurlSession] = []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 
 
 def test_schema_wal_and_version(tmp_path: Path) -> None:

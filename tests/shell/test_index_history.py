@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from pplx_archiver.shell.index import SCHEMA_VERSION, Index
+from pplx_archiver.shell.archive.index import SCHEMA_VERSION, Index
 
 # The schema-1 tables as the previous release created them.
 SCHEMA_1 = """

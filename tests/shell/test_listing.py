@@ -12,7 +12,7 @@ import structlog
 
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import ForbiddenError, PayloadError
-from pplx_archiver.shell.listing import (
+from pplx_archiver.shell.net.listing import (
     DEFAULT_GRAPHQL_HASHES,
     PAGINATION_QUERY,
     ROOT_QUERY,

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from pplx_archiver.errors import ConfigError
-from pplx_archiver.shell import monitor
-from pplx_archiver.shell.index import RunRow
+from pplx_archiver.shell.archive.index import RunRow
+from pplx_archiver.shell.run import monitor
 from tests.shell.ping_server import ping_server
 
 

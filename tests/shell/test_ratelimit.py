@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from pplx_archiver.shell.ratelimit import ConcurrencyWindow, RateLimiter
+from pplx_archiver.shell.net.ratelimit import ConcurrencyWindow, RateLimiter
 from tests.shell.fake_time import StepTime, VirtualTime
 
 

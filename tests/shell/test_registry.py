@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.index import Index
-from pplx_archiver.shell.registry import Registry, read_lines
+from pplx_archiver.shell.archive.index import Index
+from pplx_archiver.shell.archive.registry import Registry, read_lines
 
 REC = {
     "thread_uuid": "t1",

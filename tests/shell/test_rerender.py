@@ -11,8 +11,8 @@ from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
-from pplx_archiver.shell.rerender import rerender
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.rerender import rerender
 
 from .archive_builders import build, snapshot
 

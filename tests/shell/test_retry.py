@@ -19,8 +19,8 @@ from pplx_archiver.errors import (
     TerminalThreadError,
     TransientError,
 )
-from pplx_archiver.shell.ratelimit import RateLimiter
-from pplx_archiver.shell.retry import Retrier, RetryPolicy
+from pplx_archiver.shell.net.ratelimit import RateLimiter
+from pplx_archiver.shell.net.retry import Retrier, RetryPolicy
 from tests.shell.fake_time import StepTime
 from tests.shell.helpers import json_response, make_client
 

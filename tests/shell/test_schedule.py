@@ -14,8 +14,8 @@ from pplx_archiver.cli import _register
 from pplx_archiver.cli._app import app
 from pplx_archiver.core import schedule as text
 from pplx_archiver.errors import ScheduleError
-from pplx_archiver.shell import schedule as sched
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
+from pplx_archiver.shell.run import schedule as sched
 
 FAKE_CRONTAB = """#!/bin/sh
 F="$(dirname "$0")/crontab.txt"

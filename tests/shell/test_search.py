@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from pplx_archiver.cli import _register, app
 from pplx_archiver.core.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import SearchQueryError
-from pplx_archiver.shell import search as S
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive import search as S
+from pplx_archiver.shell.archive.store import Archive
 from tests.shell.archive_builders import harvest, slug_of
 
 Key = tuple[str, int]

@@ -12,8 +12,8 @@ import pytest
 
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import ForbiddenError
-from pplx_archiver.shell.listing import Space
-from pplx_archiver.shell.spaces import (
+from pplx_archiver.shell.net.listing import Space
+from pplx_archiver.shell.run.spaces import (
     SpaceAwareStore,
     SpaceCollector,
     SpacesHook,

@@ -8,8 +8,8 @@ import orjson
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
-from pplx_archiver.shell.status import collect, render_text
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.status import collect, render_text
 
 from .archive_builders import build
 

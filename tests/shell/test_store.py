@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell import store as store_mod
-from pplx_archiver.shell.fsutil import TEMP_PATTERN
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive import store as store_mod
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN
+from pplx_archiver.shell.archive.store import Archive
 
 from .store_helpers import raw, result
 

@@ -15,8 +15,8 @@ import anyio
 import httpx
 import pytest
 
-from pplx_archiver.shell.assets import open_assets
-from pplx_archiver.shell.ratelimit import RateLimiter
+from pplx_archiver.shell.archive.assets import open_assets
+from pplx_archiver.shell.net.ratelimit import RateLimiter
 from tests.shell.fake_time import StepTime, VirtualTime
 
 # Real seconds a test may take before it fails instead of hanging (each needs well under 1 s).

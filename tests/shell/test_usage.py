@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from pplx_archiver.errors import ForbiddenError, PayloadError, TransientError
-from pplx_archiver.shell.store import Archive
-from pplx_archiver.shell.usage import UsageStore, backfill_usage, parse_usage
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.usage import UsageStore, backfill_usage, parse_usage
 from tests.shell.archive_builders import build, slug_of
 
 

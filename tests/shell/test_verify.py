@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
-from pplx_archiver.shell.store import Archive
-from pplx_archiver.shell.verify import verify
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.verify import verify
 
 from .archive_builders import build
 
@@ -140,7 +140,7 @@ def test_cli_exit_codes_and_output(out: Path, tmp_path: Path) -> None:
 
 def test_tombstoned_thread_still_verifies_and_rerenders(out: Path) -> None:
     """remote_deleted written by the store is what a re-render with kept fields reproduces."""
-    from pplx_archiver.shell.rerender import rerender
+    from pplx_archiver.shell.care.rerender import rerender
 
     with Archive(out) as arc:
         row = next(arc.iter_threads("done"))

@@ -9,7 +9,7 @@ import orjson
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.site.build import build_site
 from pplx_archiver.site.pages import page_id
 from tests.site.builders import THREADS, build, harvest, slug_of

@@ -9,7 +9,7 @@ Everything else (terminal thread states, API 403s, other 4xx) is raised at once.
 How long to wait: jittered exponential backoff (``backoff_initial × 2^(n-1)`` plus up to
 ``jitter`` seconds, capped at ``backoff_max``) for transient errors; for a 429 the refused
 request waits its own ``Retry-After`` (or the limiter's growing backoff) while the
-:class:`~pplx_archiver.shell.ratelimit.RateLimiter` slows every worker to the limit it learnt;
+:class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` slows every worker to the limit it learnt;
 for a challenge the wait is the account-wide pause set on the limiter (the challenge backoff),
 so the retry resumes exactly when every other worker does. Attempts are bounded by
 ``max_attempts`` and the total waiting by ``max_retry_seconds``.
@@ -45,7 +45,7 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.ratelimit import RateLimiter, Sleep
+from pplx_archiver.shell.net.ratelimit import RateLimiter, Sleep
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from pplx_archiver.shell.scheduler import RunSummary
+from pplx_archiver.shell.run.scheduler import RunSummary
 
 CounterSource = Callable[[], dict[str, int]]
 

@@ -25,8 +25,8 @@ from pplx_archiver.errors import (
     NotFoundError,
     TerminalThreadError,
 )
-from pplx_archiver.shell.pipeline import JsonApi
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.pipeline import JsonApi
 
 log = structlog.get_logger()
 

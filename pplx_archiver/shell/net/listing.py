@@ -72,7 +72,7 @@ Stop = Callable[[ListingRow], bool]
 
 
 class JsonClient(Protocol):
-    """What the listers need from :class:`~pplx_archiver.shell.http.ApiClient`."""
+    """What the listers need from :class:`~pplx_archiver.shell.net.http.ApiClient`."""
 
     async def get_json(
         self, path: str, params: Any = None, *, kind: str | None = None, auth_fatal: bool = False

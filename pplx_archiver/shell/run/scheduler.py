@@ -35,7 +35,7 @@ from pplx_archiver.errors import (
     PayloadError,
     TerminalThreadError,
 )
-from pplx_archiver.shell.pipeline import FetchedThread, JsonApi, fetch_thread
+from pplx_archiver.shell.run.pipeline import FetchedThread, JsonApi, fetch_thread
 
 log = structlog.get_logger()
 

@@ -4,7 +4,7 @@ Every decision is the core's (:func:`~pplx_archiver.core.flow.thread_flow`: pagi
 the schematized pages are needed, which assets exist, the rendering); this module only makes
 the requests the flow asks for and hands back each body's parsed value and bytes.
 Assets (issue 8): when the run installed an
-:class:`~pplx_archiver.shell.assets.AssetSession` (or one is passed), the asset versions the
+:class:`~pplx_archiver.shell.archive.assets.AssetSession` (or one is passed), the asset versions the
 core finds are resolved in the same pass — downloaded into staging, reused, or written from
 the payload — and the thread is rendered once, with the report versions as ``downloads`` so
 ``report.md`` exists. The writer commits the staged files with the thread.
@@ -23,7 +23,7 @@ from pplx_archiver.core.flow import FlavourPlan, PageNeed, ThreadPlan, thread_fl
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult
 from pplx_archiver.core.paginate import PagingRecord
 from pplx_archiver.errors import ConfigError, IdentityMismatchError
-from pplx_archiver.shell.assets import AssetOutcome, AssetSession, current_session
+from pplx_archiver.shell.archive.assets import AssetOutcome, AssetSession, current_session
 
 
 class JsonApi(Protocol):
@@ -97,7 +97,7 @@ async def fetch_thread(
     The flow asks for pages (fetched here, answered with the parsed value and the body
     bytes) and for asset versions (resolved by the asset session into staging); it returns
     the plan. ``assets`` defaults to the session the running command installed
-    (:func:`~pplx_archiver.shell.assets.use_session`); without one, assets are left alone.
+    (:func:`~pplx_archiver.shell.archive.assets.use_session`); without one, assets are left alone.
     """
     session = assets if assets is not None else current_session()
     flow = thread_flow(row, ctx, page_limit=page_limit, assets=session is not None)

@@ -23,21 +23,21 @@ import orjson
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, StoreError
-from pplx_archiver.shell.fsutil import TEMP_PATTERN, safe_join
-from pplx_archiver.shell.index import ThreadRow
-from pplx_archiver.shell.registry import read_lines, record_key, strip_meta
-from pplx_archiver.shell.rerender import (
-    Renderer,
-    manifest_entries,
-    render_all,
-    tasks_for,
-)
-from pplx_archiver.shell.store import (
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join
+from pplx_archiver.shell.archive.index import ThreadRow
+from pplx_archiver.shell.archive.registry import read_lines, record_key, strip_meta
+from pplx_archiver.shell.archive.store import (
     ASSETS_DIR,
     RAW_BLOCKS,
     RAW_ENTRIES,
     THREAD_JSON,
     Archive,
+)
+from pplx_archiver.shell.care.rerender import (
+    Renderer,
+    manifest_entries,
+    render_all,
+    tasks_for,
 )
 
 DERIVED_REQUIRED = ("conversation.md", "sources.json", "sources.md", THREAD_JSON)

@@ -5,7 +5,7 @@ Signed asset URLs point at CDN or object-store hosts (CloudFront, S3) and need n
 no environment proxies, so nothing of the user's session ever reaches those hosts — not even
 through a redirect (redirects are followed by that same credential-less client, at most
 :data:`MAX_REDIRECTS` hops). Its concurrency budget (a :class:`anyio.CapacityLimiter` kept in
-step with the pool size) and its :class:`~pplx_archiver.shell.ratelimit.RateLimiter` are
+step with the pool size) and its :class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are
 separate from the API's.
 
 A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
@@ -39,8 +39,8 @@ import anyio
 import httpx
 
 from pplx_archiver.errors import FetchError
-from pplx_archiver.shell.cookies import empty_cookie_jar
-from pplx_archiver.shell.ratelimit import RateLimiter
+from pplx_archiver.shell.net.cookies import empty_cookie_jar
+from pplx_archiver.shell.net.ratelimit import RateLimiter
 
 MAX_REDIRECTS = 5
 EXPIRED_STATUSES = frozenset({400, 403, 410})

@@ -37,8 +37,8 @@ from pplx_archiver.core.markdown import bullet, fence, heading, md_table, single
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import FetchError, PayloadError
 from pplx_archiver.logconfig import get_logger
-from pplx_archiver.shell.fsutil import safe_join, write_atomic
-from pplx_archiver.shell.listing import (
+from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.net.listing import (
     JsonClient,
     Space,
     get_space,

@@ -11,7 +11,7 @@ Credentials, first match wins:
    (mode 0600, replaced atomically, updated when the server rotates the session cookie).
 
 :func:`open_session` is what every command calls: it builds the run's
-:class:`~pplx_archiver.shell.http.ApiClient`, probes ``/api/auth/session`` and refuses a
+:class:`~pplx_archiver.shell.net.http.ApiClient`, probes ``/api/auth/session`` and refuses a
 logged-out session (a logged-out account answers lists with 200 ``[]``, which must never be
 archived as an empty account). The account id for ``x-pplx-account`` comes from
 ``--account-id``/``PPLX_ACCOUNT_ID``, else the probe's ``user.id``, else the cookie names.
@@ -39,7 +39,7 @@ import httpx
 from pplx_archiver.errors import ConfigError, LoggedOutError, SessionExpiredError
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import DEFAULT_BASE_URL, Settings
-from pplx_archiver.shell.cookies import (
+from pplx_archiver.shell.net.cookies import (
     LAST_ACTIVE_COOKIE,
     NEXT_AUTH_COOKIE,
     SERVICE_DOMAIN,
@@ -48,8 +48,8 @@ from pplx_archiver.shell.cookies import (
     read_cookie_file,
     session_era,
 )
-from pplx_archiver.shell.http import ApiClient
-from pplx_archiver.shell.ratelimit import Clock, RateLimiter, Sleep
+from pplx_archiver.shell.net.http import ApiClient
+from pplx_archiver.shell.net.ratelimit import Clock, RateLimiter, Sleep
 
 SESSION_PATH = "/api/auth/session"
 SESSION_CHECKED = "SESSION_CHECKED"

@@ -5,7 +5,7 @@ found in a thread into an :class:`AssetOutcome`, without touching the thread fol
 
 - a version whose file is already in the archive with the manifest's size and sha256 (same
   uuid and version) is reused — no download on ``--force``, ``sync`` or a retry;
-- a version with a URL is downloaded by the :class:`~pplx_archiver.shell.download.CdnDownloader`
+- a version with a URL is downloaded by the :class:`~pplx_archiver.shell.net.download.CdnDownloader`
   into the session's staging folder (``<out>/index/staging/``, same file system as the
   archive); an expired signed URL is refreshed through ``GET /rest/assets/{uuid}/data`` (the
   API client: API rate limit, session cookie on the API origin only) and retried once;
@@ -49,7 +49,7 @@ from pplx_archiver.core.assets import FILE_KEYS
 from pplx_archiver.core.layout import safe_component, uuid8
 from pplx_archiver.core.model import AssetFile, AssetRef
 from pplx_archiver.errors import FetchError, NotFoundError
-from pplx_archiver.shell.download import (
+from pplx_archiver.shell.net.download import (
     AssetDownloadError,
     AssetTooLargeError,
     CdnDownloader,
@@ -564,7 +564,7 @@ def use_session(session: AssetSession | None) -> Any:
 
 
 def archive_locator(archive: Any) -> Locate:
-    """``thread uuid → stored folder`` from an :class:`~pplx_archiver.shell.store.Archive`."""
+    """``thread uuid → stored folder`` from an archive's index (:class:`Archive`)."""
 
     def locate(thread_uuid: str) -> Path | None:
         row = archive.get(thread_uuid)
@@ -583,7 +583,7 @@ def remove_dead_staging(staging: Path) -> int:
     (the writer lock makes that impossible for a writer, but a folder is never taken from a
     live process on that assumption alone). Folders of other shapes are leftovers too.
     """
-    from pplx_archiver.shell.lock import pid_alive
+    from pplx_archiver.shell.archive.lock import pid_alive
 
     removed = 0
     try:

@@ -46,10 +46,10 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.auth import open_session
-from pplx_archiver.shell.fsutil import write_atomic
-from pplx_archiver.shell.http import ApiClient
-from pplx_archiver.shell.pipeline import thread_id_from_arg
+from pplx_archiver.shell.archive.fsutil import write_atomic
+from pplx_archiver.shell.net.auth import open_session
+from pplx_archiver.shell.net.http import ApiClient
+from pplx_archiver.shell.run.pipeline import thread_id_from_arg
 
 MODELS_CACHE = Path("index") / "config" / "models_config.json"
 MODELS_MAX_AGE_S = 24 * 3600
@@ -404,8 +404,8 @@ async def _export(
     handle_signals: bool,
 ) -> tuple[bool, str | None]:
     """Archive the thread through the ``export`` run path; (exported, folder)."""
-    from pplx_archiver.shell.runner import run_command
-    from pplx_archiver.shell.store import Archive
+    from pplx_archiver.shell.archive.store import Archive
+    from pplx_archiver.shell.run.runner import run_command
 
     opts = ExportOptions(thread=[thread_id])
     try:

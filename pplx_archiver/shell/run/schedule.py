@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pplx_archiver.core import schedule as text
 from pplx_archiver.errors import ConfigError, ScheduleError
-from pplx_archiver.shell.fsutil import write_atomic
+from pplx_archiver.shell.archive.fsutil import write_atomic
 
 COMMAND_TIMEOUT_S = 30.0
 

@@ -2,7 +2,7 @@
 
 For every thread the index marks done, the asset versions are found again in the stored raw
 files (the render core's :func:`~pplx_archiver.core.assets.extract_assets`) and resolved by an
-:class:`~pplx_archiver.shell.assets.AssetSession`: versions already stored with their sha256
+:class:`~pplx_archiver.shell.archive.assets.AssetSession`: versions already stored with their sha256
 are kept, inline ones are written from the payload, and — with ``--online`` — the missing
 downloadable ones are fetched (their URLs refreshed first when expired). Offline they are
 recorded as ``missing``. Then the manifest is written, the thread is re-rendered (so
@@ -22,11 +22,11 @@ import structlog
 
 from pplx_archiver.core.assets import extract_assets
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
-from pplx_archiver.shell import rerender
-from pplx_archiver.shell.assets import AssetOutcome, AssetSession
-from pplx_archiver.shell.fsutil import fsync_dir, safe_join, write_atomic
-from pplx_archiver.shell.index import ThreadRow
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.assets import AssetOutcome, AssetSession
+from pplx_archiver.shell.archive.fsutil import fsync_dir, safe_join, write_atomic
+from pplx_archiver.shell.archive.index import ThreadRow
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care import rerender
 
 log = structlog.get_logger()
 

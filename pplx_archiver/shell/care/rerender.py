@@ -36,8 +36,8 @@ from pplx_archiver.core.model import (
 )
 from pplx_archiver.core.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
-from pplx_archiver.shell.fsutil import fsync_dir, safe_join, same_bytes, write_atomic
-from pplx_archiver.shell.store import (
+from pplx_archiver.shell.archive.fsutil import fsync_dir, safe_join, same_bytes, write_atomic
+from pplx_archiver.shell.archive.store import (
     ASSETS_DIR,
     RAW_BLOCKS,
     RAW_ENTRIES,

@@ -21,9 +21,9 @@ import orjson
 import structlog
 
 from pplx_archiver.errors import FetchError, ForbiddenError, PayloadError, StoreError
-from pplx_archiver.shell.http import ApiClient
-from pplx_archiver.shell.registry import utc_now
-from pplx_archiver.shell.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.registry import utc_now
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.net.http import ApiClient
 
 log = structlog.get_logger()
 

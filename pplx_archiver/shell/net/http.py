@@ -2,10 +2,10 @@
 
 :class:`ApiClient` owns one :class:`httpx.AsyncClient` per run (pool sized to the run's
 concurrency, redirects never followed), the account-wide
-:class:`~pplx_archiver.shell.ratelimit.RateLimiter` and the
-:class:`~pplx_archiver.shell.retry.Retrier`. Every call goes concurrency window → limiter →
+:class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` and the
+:class:`~pplx_archiver.shell.net.retry.Retrier`. Every call goes concurrency window → limiter →
 request → seam → retry policy; a 503 shrinks the
-:class:`~pplx_archiver.shell.ratelimit.ConcurrencyWindow` to what the server took
+:class:`~pplx_archiver.shell.net.ratelimit.ConcurrencyWindow` to what the server took
 (``SERVER_BUSY``), so a server that limits requests in flight is not flooded with retries.
 ``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the browser-like
 headers of docs/dev/api.md §1 with a fresh ``x-request-id`` and, once known, ``x-pplx-account``.
@@ -53,20 +53,20 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.cookies import (
+from pplx_archiver.shell.net.cookies import (
     LAST_ACTIVE_COOKIE,
     cookie_header,
     empty_cookie_jar,
     is_session_cookie,
 )
-from pplx_archiver.shell.ratelimit import (
+from pplx_archiver.shell.net.ratelimit import (
     Clock,
     ConcurrencyWindow,
     LimiterSnapshot,
     RateLimiter,
     Sleep,
 )
-from pplx_archiver.shell.retry import Retrier, RetryPolicy
+from pplx_archiver.shell.net.retry import Retrier, RetryPolicy
 
 API_VERSION = "2.18"
 REST_PARAMS: tuple[tuple[str, str], ...] = (("version", API_VERSION), ("source", "default"))
@@ -356,7 +356,7 @@ class ApiClient:
         self._total_deadline = settings.total_deadline
         self._max_body = settings.max_body_bytes
         if transport is None and settings.impersonate:
-            from pplx_archiver.shell.transport_curl import CurlTransport
+            from pplx_archiver.shell.net.transport_curl import CurlTransport
 
             transport = CurlTransport(settings.impersonate, timeout=settings.request_timeout)
         self._http = httpx.AsyncClient(

@@ -25,8 +25,14 @@ from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.model import RawPage
 from pplx_archiver.core.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
-from pplx_archiver.shell.fsutil import safe_join, write_atomic
-from pplx_archiver.shell.store import INDEX_DIR, RAW_BLOCKS, RAW_ENTRIES, THREAD_JSON, Archive
+from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.archive.store import (
+    INDEX_DIR,
+    RAW_BLOCKS,
+    RAW_ENTRIES,
+    THREAD_JSON,
+    Archive,
+)
 
 log = structlog.get_logger()
 

@@ -24,8 +24,8 @@ import httpx
 import orjson
 
 from pplx_archiver.errors import ConfigError
-from pplx_archiver.shell.fsutil import write_atomic
-from pplx_archiver.shell.index import RunRow
+from pplx_archiver.shell.archive.fsutil import write_atomic
+from pplx_archiver.shell.archive.index import RunRow
 
 PING_TIMEOUT_S = 10.0
 MAX_PING_BODY = 100_000  # healthchecks.io keeps the first 100 kB of a ping body

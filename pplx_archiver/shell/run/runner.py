@@ -1,7 +1,7 @@
 """The archiving commands as async functions: session → store → listing → scheduler → summary.
 
 ``run_command`` is what ``batch``, ``sync``, ``export`` and ``sync-deleted`` run; it returns
-the :class:`~pplx_archiver.shell.scheduler.RunSummary` and always ends with ``RUN_SUMMARY``.
+the :class:`~pplx_archiver.shell.run.scheduler.RunSummary` and always ends with ``RUN_SUMMARY``.
 """
 
 from __future__ import annotations
@@ -28,16 +28,16 @@ from pplx_archiver.errors import (
     exit_code_for,
 )
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.assets import open_assets
-from pplx_archiver.shell.auth import SessionInfo, open_session
-from pplx_archiver.shell.deletions import DeletionReport, confirm, find_candidates
-from pplx_archiver.shell.listing import iter_threads
-from pplx_archiver.shell.pipeline import row_from_arg, thread_id_from_arg
-from pplx_archiver.shell.progress import ProgressView, summary_text
-from pplx_archiver.shell.ratelimit import Clock, Sleep
-from pplx_archiver.shell.scheduler import Run, RunOptions, RunSummary
-from pplx_archiver.shell.spaces import SpacesHook
-from pplx_archiver.shell.store import Archive
+from pplx_archiver.shell.archive.assets import open_assets
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.net.auth import SessionInfo, open_session
+from pplx_archiver.shell.net.listing import iter_threads
+from pplx_archiver.shell.net.ratelimit import Clock, Sleep
+from pplx_archiver.shell.run.deletions import DeletionReport, confirm, find_candidates
+from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
+from pplx_archiver.shell.run.progress import ProgressView, summary_text
+from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
+from pplx_archiver.shell.run.spaces import SpacesHook
 
 log = structlog.get_logger()
 
@@ -166,7 +166,7 @@ async def run_command(
                         client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
                     )
 
-            # --include-spaces (shell/spaces.py): others' space threads, then the library.
+            # --include-spaces (shell/run/spaces.py): others' space threads, then the library.
             spaces: SpacesHook | None = None
             if getattr(opts, "include_spaces", False) and not ids:
                 spaces = SpacesHook(client, archive, lister, own_username=info.username,

@@ -1,6 +1,6 @@
 """The optional browser-fingerprint transport: httpx requests sent through curl_cffi.
 
-``--impersonate chrome`` makes :class:`~pplx_archiver.shell.http.ApiClient` use
+``--impersonate chrome`` makes :class:`~pplx_archiver.shell.net.http.ApiClient` use
 :class:`CurlTransport`, an :class:`httpx.AsyncBaseTransport`; everything above the transport
 (headers, cookies, the error seam, retries) is unchanged. curl_cffi is in the
 ``impersonate`` extra (``pip install 'pplx-archiver[impersonate]'``); without it the

@@ -31,7 +31,7 @@ from pplx_archiver.core import plan as planning
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow, RenderResult, SpaceRef
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.fsutil import (
+from pplx_archiver.shell.archive.fsutil import (
     TEMP_PATTERN,
     fsync_dir,
     safe_join,
@@ -39,9 +39,9 @@ from pplx_archiver.shell.fsutil import (
     sync_filesystem,
     write_atomic,
 )
-from pplx_archiver.shell.index import Index, RunRow, ThreadRow
-from pplx_archiver.shell.registry import Registry, utc_now
-from pplx_archiver.shell.search import Hook, meta_of, thread_hook
+from pplx_archiver.shell.archive.index import Index, RunRow, ThreadRow
+from pplx_archiver.shell.archive.registry import Registry, utc_now
+from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
 
 RAW_ENTRIES = "raw_entries.json"
 RAW_BLOCKS = "raw_blocks.json"
@@ -350,7 +350,7 @@ class Archive:
 
     def _log_terminal(self, uuid: str, state: str, account: str, title: str | None) -> None:
         """Keep terminal states beside the index, so ``reindex`` can restore them."""
-        from pplx_archiver.shell.reindex import append_terminal
+        from pplx_archiver.shell.care.reindex import append_terminal
 
         append_terminal(self.out, uuid, state, account=account, title=title, at=self._clock())
 

@@ -13,9 +13,9 @@ from collections import Counter
 from typing import Any
 
 from pplx_archiver.core.relations import counts as relation_counts
-from pplx_archiver.shell.relations import stored_edges
-from pplx_archiver.shell.store import Archive
-from pplx_archiver.shell.usage import UsageStore
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.relations import stored_edges
+from pplx_archiver.shell.care.usage import UsageStore
 
 MAX_LISTED = 50
 
@@ -73,7 +73,7 @@ def collect(archive: Archive) -> dict[str, Any]:
             )
     variants = archive.index.variants()
     last = archive.last_run()
-    from pplx_archiver.shell.runner import listing_gap_reason
+    from pplx_archiver.shell.run.runner import listing_gap_reason
 
     gap = listing_gap_reason(archive)
     edges = stored_edges(archive.index.path)

@@ -35,9 +35,9 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.index import TERMINAL_STATUSES, Index
-from pplx_archiver.shell.registry import Registry, read_lines, record_key, strip_meta
-from pplx_archiver.shell.store import (
+from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index
+from pplx_archiver.shell.archive.registry import Registry, read_lines, record_key, strip_meta
+from pplx_archiver.shell.archive.store import (
     DERIVED_TOP,
     INDEX_DIR,
     RAW_FILES,
@@ -123,7 +123,7 @@ def file_record(folder: Path) -> dict[str, list[Any]]:
 
 
 def _assets_complete(folder: Path) -> bool:
-    from pplx_archiver.shell.assets import INCOMPLETE, read_manifest
+    from pplx_archiver.shell.archive.assets import INCOMPLETE, read_manifest
 
     return not any(entry.get("status") in INCOMPLETE for entry in read_manifest(folder))
 
@@ -137,7 +137,7 @@ def read_folder(out: Path, folder: Path) -> RebuiltThread:
         raise StoreError(f"{rel}/{THREAD_JSON}: unreadable: {exc}") from None
     if not isinstance(record, dict) or not isinstance(record.get("uuid"), str):
         raise StoreError(f"{rel}/{THREAD_JSON}: no thread uuid")
-    from pplx_archiver.shell.rerender import listing_from_record
+    from pplx_archiver.shell.care.rerender import listing_from_record
 
     uuid = str(record["uuid"])
     completeness = record.get("completeness")

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.index import Index
+from pplx_archiver.shell.archive.index import Index
 
 META_KEYS = frozenset({"source", "change", "registered_at"})
 SOURCES = ("online", "offline")
@@ -120,7 +120,7 @@ class Registry:
         ``pplx-export reindex`` uses it to drop bad and duplicate lines: each record keeps
         its bookkeeping keys (``source``, ``change``, ``registered_at``) when it has them.
         """
-        from pplx_archiver.shell.fsutil import write_atomic
+        from pplx_archiver.shell.archive.fsutil import write_atomic
 
         chunk = bytearray()
         current: dict[Key, dict[str, Any]] = {}

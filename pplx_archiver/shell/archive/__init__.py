@@ -1,0 +1,1 @@
+"""The archive on disk: store, index, writer lock, atomic writes, registry, search, assets."""

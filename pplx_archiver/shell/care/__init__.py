@@ -1,0 +1,1 @@
+"""The offline care commands: re-render, assets-backfill, reindex, verify, status, usage."""

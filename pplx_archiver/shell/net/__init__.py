@@ -1,0 +1,1 @@
+"""The network: API client, retries, rate limiting, cookies, the session, downloads, listing."""

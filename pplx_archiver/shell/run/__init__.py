@@ -1,0 +1,1 @@
+"""An archiving run: runner, pipeline, scheduler, progress, monitoring, deletions, spaces."""
