@@ -2,7 +2,8 @@
 
 Writes ``relations/edges.jsonl`` and ``relations/graph.md`` and stores the edges in the
 index. Exit codes: 0 done; 1 some threads could not be read (the graph holds the others);
-2 usage or config error (including "no archive at --out").
+2 usage or config error (including "no archive at --out"); 6 another command is writing the
+archive.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._run import fail, run_logging
+from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
@@ -55,7 +56,7 @@ def relations(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
-        with Archive(settings.out_dir) as archive, run_logging(settings, "relations"):
+        with command_scope(settings, "relations"), Archive(settings.out_dir) as archive:
             summary = relations_mod.build(archive)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None

@@ -3,7 +3,7 @@
 Needs a session, as ``batch`` does. Idempotent and resumable. Exit codes: 0 done (403s are
 recorded, not failures); 1 some threads could not be asked (asked again next run); 2 usage
 or config error (including "no archive at --out"); 3 no usable session; 5 stopped by
-Cloudflare challenges.
+Cloudflare challenges; 6 another command is writing the archive.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import anyio
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._run import fail, run_logging
+from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
@@ -92,7 +92,7 @@ def usage_backfill(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
-        with run_logging(settings, "usage-backfill"):
+        with command_scope(settings, "usage-backfill"):
             summary = anyio.run(_run, settings, usage_rate, limit)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None

@@ -48,6 +48,10 @@ def test_second_writer_exits_6_naming_the_holder(sim: RunningSim, tmp_path: Path
             ["sync-deleted", *sim_args(sim, out)],
             ["re-render", "--out", str(out)],
             ["assets-backfill", "--out", str(out)],
+            ["relations", "--out", str(out)],
+            ["usage-backfill", *sim_args(sim, out)],
+            ["reindex", "--out", str(out)],
+            ["forget", "x-thread", "--out", str(out)],
         ):
             result = run_cli(args, out)
             assert result.exit_code == 6, (args, result.output)
