@@ -9,17 +9,15 @@ found in a thread into an :class:`AssetOutcome`, without touching the thread fol
   into the session's staging folder (``<out>/index/staging/``, same file system as the
   archive); an expired signed URL is refreshed through ``GET /rest/assets/{uuid}/data`` (the
   API client: API rate limit, session cookie on the API origin only) and retried once;
-- a version without URL whose payload carries the content (diffs, code, report source, text
-  content) is written from the payload;
+- a version without URL whose payload carries the content (diffs, code, text) is inline;
 - ``toolu_`` handles and versions with no download channel are recorded, not fetched.
 
 The archive's writer moves the staged files into ``<thread>/assets/`` and writes the manifest
 before it marks the thread done (the :class:`~pplx_archiver.core.writes.ThreadCommit` or
 :class:`~pplx_archiver.core.writes.AssetPlacement` plan), so a crash never leaves a partial
-file in the archive. Names, extensions and the manifest are the core's
-(:mod:`pplx_archiver.core.asset_files`). A version that failed (not too large: that is
-final) makes the thread's assets incomplete: the index records ``assets_complete: false``
-and the next run retries it.
+file in the archive. Names, extensions and the manifest are the core's (``asset_files``).
+A failed version (too large is final) makes the thread's assets incomplete: the index
+records ``assets_complete: false`` and the next run retries it.
 
 Log events: ``ASSET_URL_REFRESHED``, ``ASSET_FAILED``, ``ASSET_TOO_LARGE``, ``ASSETS_ARCHIVED``.
 """
