@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 from structlog.testing import capture_logs
 
 from pplx_archiver.core.assets import extract_assets
@@ -83,8 +84,10 @@ def _session(tmp_path: Path, cdn: CdnDownloader | None, api: FakeApi | None) -> 
 
 
 def test_extension_order() -> None:
-    """URL path first, then magic bytes, text heuristics, asset type, file name, text/binary."""
-    assert choose_extension("https://c/a/report.PDF?x=1", b"# hi", "DOC_FILE", "a.md") == ".pdf"
+    """Magic bytes first, then (for text) the URL path unless it contradicts the content,
+    text heuristics, asset type, file name; ``.txt``/``.bin`` otherwise."""
+    assert choose_extension("https://c/a/report.PDF?x=1", b"# hi", "DOC_FILE", "a.md") == ".md"
+    assert choose_extension("https://c/a/notes.csv?x=1", b"a,b\n1,2", "DOC_FILE", "a") == ".csv"
     assert choose_extension("https://c/a/blob", b"%PDF-1.7", "DOC_FILE", "a.md") == ".pdf"
     assert choose_extension(None, b"--- a.py\n+++ b.py\n", "UNKNOWN", "x") == ".diff"
     assert choose_extension(None, b"plain words", "RESEARCH_REPORT", "x.txt") == ".md"
@@ -92,6 +95,66 @@ def test_extension_order() -> None:
     assert choose_extension(None, b"plain words", "UNKNOWN", "notes") == ".txt"
     assert choose_extension(None, b"\x00\x01\x02", "UNKNOWN", "notes") == ".bin"
     assert file_stem("../../etc/passwd.md") == "etc-passwd"
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00"
+GIF = b"GIF89a\x01\x00\x01\x00"
+WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 "
+PDF = b"%PDF-1.7\n%\xe2\xe3"
+
+
+@pytest.mark.parametrize(
+    ("head", "ext"),
+    [
+        (PNG, ".png"),
+        (JPEG, ".jpg"),
+        (GIF, ".gif"),
+        (WEBP, ".webp"),
+        (PDF, ".pdf"),
+        (b'<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>', ".svg"),
+        (b"<svg viewBox='0 0 1 1'></svg>", ".svg"),
+        (b"<!DOCTYPE html><html><body>x</body></html>", ".html"),
+        (b'{"figure": [1, 2, 3]}', ".json"),
+        (b"just some words", ".txt"),
+        (b"\x00\x01\x02\x03", ".bin"),
+    ],
+)
+def test_extension_follows_the_content(head: bytes, ext: str) -> None:
+    """Whatever the URL, asset type and file name say (here: a Markdown figure), the content's
+    magic bytes decide: a PNG is never stored as ``figure-data.v1.md``."""
+    url = "https://cdn.test/a/figure-data.md?x=1"
+    declared = ".md" if ext == ".txt" else ext  # plain text keeps the declared text name
+    assert choose_extension(url, head, "DOC_FILE", "figure-data.md") == declared
+    assert choose_extension(None, head, "UNKNOWN", "figure-data") == ext
+
+
+def test_declared_container_formats_are_kept() -> None:
+    """A zip named .docx stays .docx, a JPEG named .jpeg stays .jpeg; a PNG named .jpeg is .png."""
+    assert choose_extension("https://c/a/r.docx", b"PK\x03\x04rest", "DOC_FILE", "r") == ".docx"
+    assert choose_extension(None, JPEG, "UNKNOWN", "photo.jpeg") == ".jpeg"
+    assert choose_extension(None, PNG, "UNKNOWN", "photo.jpeg") == ".png"
+    assert choose_extension("https://c/a/figure.png", b"# hi", "DOC_FILE", "figure.png") == ".md"
+
+
+async def test_a_downloaded_png_is_named_by_its_content(tmp_path: Path) -> None:
+    """The session names a PNG served under a ``.md`` URL as ``.png`` in the manifest."""
+    inp = _thread(
+        [
+            _asset(
+                "p1",
+                "figure-data.md",
+                100,
+                f"https://cdn.test/p1/figure-data.md?{FRESH}",
+                kind="DOC_FILE",
+            )
+        ]
+    )
+    async with _cdn({"/p1/figure-data.md": PNG + b"\x00" * 64}, []) as cdn:
+        outcome = await _session(tmp_path, cdn, None).collect("t9", extract_assets(inp))
+    (entry,) = outcome.entries
+    assert entry["path"] == "assets/figure-data.v1.png"
+    assert list(outcome.staged_paths()) == ["assets/figure-data.v1.png"]
 
 
 async def test_versions_handles_inline_and_refresh(tmp_path: Path) -> None:
@@ -130,7 +193,7 @@ async def test_versions_handles_inline_and_refresh(tmp_path: Path) -> None:
     assert by_uuid["d1"]["source"] == "inline"
     assert outcome.files[by_uuid["d1"]["path"]] == b"--- a.py\n+x = 1"
     assert by_uuid["r2"]["path"] == "assets/report.v2.md"
-    assert outcome.staged["assets/report.v2.md"].read_bytes() == b"# Final $x$\n"
+    assert outcome.staged_paths()["assets/report.v2.md"].read_bytes() == b"# Final $x$\n"
     assert by_uuid["r2"]["sha256"] == hashlib.sha256(b"# Final $x$\n").hexdigest()
     assert api.calls == ["/rest/assets/r2/data"]
     assert not any("Signature=old" in r for r in requests)  # known-expired: refreshed first
@@ -175,7 +238,7 @@ async def test_too_large_is_recorded_not_stored(tmp_path: Path) -> None:
             outcome = await _session(tmp_path, cdn, None).collect("t3", extract_assets(inp))
     entry = outcome.entries[0]
     assert entry["status"] == "too_large" and "path" not in entry
-    assert outcome.staged == {} and outcome.complete
+    assert outcome.staged == () and outcome.complete
     assert [e["limit"] for e in logs if e["event"] == "ASSET_TOO_LARGE"] == [1000]
 
 
@@ -211,7 +274,7 @@ async def test_stored_versions_are_reused(tmp_path: Path) -> None:
     first: list[str] = []
     async with _cdn(bodies, first) as cdn:
         outcome = await _session(tmp_path, cdn, None).collect("t5", extract_assets(inp))
-    for rel, staged in outcome.staged.items():
+    for rel, staged in outcome.staged_paths().items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         staged.replace(folder / rel)
     (folder / MANIFEST).write_bytes(outcome.files[MANIFEST])

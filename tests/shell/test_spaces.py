@@ -10,8 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.model import ListingRow, RenderResult
+from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import ForbiddenError
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.listing import Space
 from pplx_archiver.shell.run.spaces import (
     SpaceAwareStore,
@@ -20,6 +22,7 @@ from pplx_archiver.shell.run.spaces import (
     SpaceThreads,
     author_folder,
     render_space_page,
+    space_pages_plan,
     space_record,
     write_space_pages,
 )
@@ -117,8 +120,9 @@ class RecordingStore:
     def stored_state(self, thread_uuid: str) -> Any:
         return None
 
-    def commit(self, fetched: Any, run_id: int, account: str) -> Mapping[str, Any]:
-        self.accounts[fetched.row.thread_id] = account
+    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
+        assert plan.listing is not None
+        self.accounts[plan.listing.thread_id] = plan.account
         return {}
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None:
@@ -134,9 +138,9 @@ class RecordingStore:
         return self.rows.get(uuid)
 
 
-@dataclasses.dataclass
-class Fetched:
-    row: ListingRow
+def _commit(row: ListingRow, account: str) -> ThreadCommit:
+    res = RenderResult(row.thread_id, "search", "t", "search/x", {}, {})
+    return ThreadCommit(account, res, b"[]", listing=row, run_id=1)
 
 
 def test_others_threads_are_committed_under_their_sanitized_author() -> None:
@@ -144,9 +148,9 @@ def test_others_threads_are_committed_under_their_sanitized_author() -> None:
     store = RecordingStore()
     collector = SpaceCollector(FakeApi([], {}), _library(), own_username="me")
     wrapped = SpaceAwareStore(store, collector)
-    wrapped.commit(Fetched(ListingRow("a", author="me")), 1, "me")
-    wrapped.commit(Fetched(ListingRow("b", author="../../etc/passwd")), 1, "me")
-    wrapped.commit(Fetched(ListingRow("c")), 1, "me")
+    wrapped.commit(_commit(ListingRow("a", author="me"), "me"))
+    wrapped.commit(_commit(ListingRow("b", author="../../etc/passwd"), "me"))
+    wrapped.commit(_commit(ListingRow("c"), "me"))
     assert store.accounts == {"a": "me", "b": author_folder("../../etc/passwd"), "c": "me"}
     assert "/" not in store.accounts["b"] and ".." not in store.accounts["b"]
     assert wrapped.get("zzz") is None  # anything else is the wrapped store's
@@ -189,10 +193,14 @@ def test_pages_are_written_atomically_and_deterministically(tmp_path: Path) -> N
     """Writing twice gives the same bytes and rewrites nothing; colliding slugs stay apart."""
     store = RecordingStore()
     spaces = [_entry([], uuid="u2", slug="a/b"), _entry([], uuid="u1", slug="a-b")]
-    first = write_space_pages(tmp_path, spaces, store)
+    writer = Archive(tmp_path).writer
+    plan = space_pages_plan(spaces, store)
+    assert list(plan.files) == ["spaces/a-b.md", "spaces/a-b~u2.md", "spaces/spaces.json"]
+    first = write_space_pages(writer, spaces, store)
     files = {p.name: p.read_bytes() for p in (tmp_path / "spaces").iterdir()}
     assert first == 3 and set(files) == {"a-b.md", "a-b~u2.md", "spaces.json"}
-    assert write_space_pages(tmp_path, list(reversed(spaces)), store) == 0
+    assert space_pages_plan(list(reversed(spaces)), store) == plan
+    assert write_space_pages(writer, list(reversed(spaces)), store) == 0
     assert {p.name: p.read_bytes() for p in (tmp_path / "spaces").iterdir()} == files
     doc = orjson.loads(files["spaces.json"])
     assert [s["slug"] for s in doc["spaces"]] == ["a-b", "a/b"]

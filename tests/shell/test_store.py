@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.model import ListingRow, RenderResult
+from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.archive import store as store_mod
+from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN
 from pplx_archiver.shell.archive.store import Archive
 
@@ -107,71 +108,78 @@ def test_mode_or_title_change_moves_folder_by_rename(tmp_path: Path) -> None:
         assert row is not None and row.path == moved.path and row.mode == "computer"
 
 
-def test_crash_mid_commit_leaves_no_done_and_no_partial(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A write failing half-way leaves the thread not done and no partial or temp file."""
-    real = store_mod.write_atomic
-    calls: list[str] = []
+class FailingDisk(Disk):
+    """The writer's file operations, failing at one file name (a disk full mid-commit)."""
 
-    def flaky(path: Path, data: bytes, **kw: bool) -> bool:
-        calls.append(path.name)
-        if path.name == "sources.json":
+    def __init__(self, fail_at: str | None = None) -> None:
+        self.fail_at = fail_at
+        self.calls: list[str] = []
+
+    def write(self, path: Path, data: bytes, *, durable: bool = True) -> bool:
+        self.calls.append(path.name)
+        if path.name == self.fail_at:
             raise StoreError("disk full")
-        return real(path, data, **kw)
+        return super().write(path, data, durable=durable)
 
-    with Archive(tmp_path) as arc:
+
+def test_crash_mid_commit_leaves_no_done_and_no_partial(tmp_path: Path) -> None:
+    """A write failing half-way leaves the thread not done and no partial or temp file."""
+    disk = FailingDisk()
+    with Archive(tmp_path, disk=disk) as arc:
         arc.commit_thread("a", result(), raw(b"{}"), None, None)
-        monkeypatch.setattr(store_mod, "write_atomic", flaky)
+        disk.fail_at, disk.calls = "sources.json", []
         with pytest.raises(StoreError, match="disk full"):
             arc.commit_thread("a", result(answer="changed"), raw(b"{}"), None, None)
-        assert calls[0] == "raw_entries.json" and calls[-1] == "sources.json"
+        assert disk.calls[0] == "raw_entries.json" and disk.calls[-1] == "sources.json"
         row = arc.get(UUID)
         assert row is not None and row.status == "pending"
         state = arc.stored_state(UUID)
         assert state is not None and state.status == "pending"
         assert not any(TEMP_PATTERN.match(p.name) for p in tmp_path.rglob("*"))
-        monkeypatch.setattr(store_mod, "write_atomic", real)
+        disk.fail_at = None
         arc.commit_thread("a", result(answer="changed"), raw(b"{}"), None, None)
         row = arc.get(UUID)
         assert row is not None and row.status == "done"
 
 
-def test_new_thread_crash_is_not_marked_done(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_new_thread_crash_is_not_marked_done(tmp_path: Path) -> None:
     """A first commit that fails before the end leaves no done row for the thread."""
-
-    real = store_mod.write_atomic
-
-    def boom(path: Path, data: bytes, **kw: bool) -> bool:
-        if path.name == "thread.json":
-            raise StoreError("crash")
-        return real(path, data, **kw)
-
-    monkeypatch.setattr(store_mod, "write_atomic", boom)
-    with Archive(tmp_path) as arc:
+    with Archive(tmp_path, disk=FailingDisk("thread.json")) as arc:
         with pytest.raises(StoreError):
             arc.commit_thread("a", result(), raw(b"{}"), None, None)
         assert arc.get(UUID) is None
 
 
-def test_thread_json_is_written_after_every_other_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Raw files come first and thread.json last, so it marks a complete folder."""
-    order: list[str] = []
-    real = store_mod.write_atomic
+def _plan(res: RenderResult, blocks: bytes | None = None) -> ThreadCommit:
+    return ThreadCommit("a", res, raw(b"{}"), raw(blocks) if blocks is not None else None)
 
-    def spy(path: Path, data: bytes, **kw: bool) -> bool:
-        order.append(path.name)
-        return real(path, data, **kw)
 
-    monkeypatch.setattr(store_mod, "write_atomic", spy)
+def test_thread_json_is_written_after_every_other_file(tmp_path: Path) -> None:
+    """The plan's write order: raw files first, thread.json last, so it marks a complete
+    folder; the writer follows that order."""
+    disk = FailingDisk()
+    with Archive(tmp_path, disk=disk) as arc:
+        prepared = arc.writer.prepare(_plan(result(), b"[]"))
+        assert prepared.order[:2] == ("raw_entries.json", "raw_blocks.json")
+        assert prepared.order[-1] == "thread.json"
+        assert set(prepared.changed) == set(prepared.order) and prepared.stale == ()
+        arc.writer.apply(_plan(result(), b"[]"))
+    assert disk.calls == [key.rsplit("/", 1)[-1] for key in prepared.order]
+
+
+def test_prepared_commit_sees_changes_stale_files_and_moves(tmp_path: Path) -> None:
+    """Preparing a commit reads only: unchanged files are not in ``changed``, turns the new
+    render drops are ``stale``, a new title moves the folder; nothing is written."""
     with Archive(tmp_path) as arc:
-        arc.commit_thread("a", result(), raw(b"{}"), raw(b"[]"), None)
-    assert order[:2] == ["raw_entries.json", "raw_blocks.json"]
-    assert order[-1] == "thread.json"
+        first = arc.writer.apply(_plan(result(turns=3)))
+        folder = tmp_path / first.path
+        before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        again = arc.writer.prepare(_plan(result(turns=3)))
+        assert again.changed == () and again.stale == () and again.moving_from is None
+        fewer = arc.writer.prepare(_plan(result(turns=1, title="Other")))
+        assert fewer.stale == ("turns/turn_0002.md", "turns/turn_0003.md")
+        assert fewer.moving_from == first.path and fewer.rel != first.path
+        assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
 
 
 def test_uuid8_collision_gets_its_own_folder(tmp_path: Path) -> None:
@@ -264,7 +272,7 @@ def test_group_commit_crash_before_flush_leaves_pending(tmp_path: Path) -> None:
     """A process that dies before the group sync leaves the thread pending, so it is refetched."""
     arc = Archive(tmp_path, group_commit=True)
     arc.commit_thread("a", result(), raw(b"{}"), None, None)
-    arc._unsynced.clear()  # the process died before its group commit
+    arc.writer.drop_unsynced()  # the process died before its group commit
     arc.index.close()
     reopened = Archive(tmp_path)
     state = reopened.stored_state(result().thread_uuid)

@@ -154,3 +154,11 @@ def test_unused_leftover_blocks_file_is_not_a_problem(out: Path) -> None:
     """A raw_blocks.json kept from an earlier harvest but unused by the render passes verify."""
     (_folder(out) / "raw_blocks.json").write_bytes(b'{"format":1,"pages":[\n\n]}\n')
     assert _kinds(out) == []
+
+
+def test_raw_file_changed_since_written(out: Path) -> None:
+    """A raw file whose bytes are not those the writer recorded in the index is named, even
+    when it still parses (here: one byte of trailing whitespace added)."""
+    raw = _folder(out) / "raw_entries.json"
+    raw.write_bytes(raw.read_bytes() + b" ")
+    assert ("raw_changed", str(raw.relative_to(out))) in _kinds(out)

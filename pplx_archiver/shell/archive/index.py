@@ -11,238 +11,34 @@ and ``expired`` (the server answered ENTRY_DELETED / ENTRY_EXPIRED; not retried)
 ``not_found`` (the thread answered 404 in two runs, or an id given to ``export`` that the
 service does not know; not retried until ``pplx-export forget`` drops it).
 
-Schema version 2 adds ``not_found`` and the ``files`` column: the size and SHA-256 of every
-file of the thread folder as the last commit wrote it, so a sync can notice missing or
-altered files without parsing them. Version 1 indexes are migrated in place when opened for
-writing. A read-only index (``read_only=True``) is opened with SQLite's ``mode=ro`` and
-never starts a write transaction.
+The schema and its migrations are in :mod:`~pplx_archiver.shell.archive.index_schema`. A
+read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import re
 import sqlite3
 import threading
-import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from pplx_archiver.core.layout import normalize_timestamp_key
-from pplx_archiver.errors import IndexCorruptError, StoreError
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive import index_schema as sch
+from pplx_archiver.shell.archive.index_schema import (
+    REINDEX_HINT,
+    SCHEMA_VERSION,
+    STATUSES,
+    TERMINAL_STATUSES,
+    RunRow,
+    ThreadRow,
+)
 
-SCHEMA_VERSION = 3
-STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
-TERMINAL_STATUSES = ("deleted", "expired", "not_found")
-REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS threads (
-    uuid             TEXT PRIMARY KEY,
-    account          TEXT NOT NULL,
-    mode             TEXT,
-    title            TEXT,
-    path             TEXT,
-    status           TEXT NOT NULL
-                     CHECK (status IN ('done','failed','deleted','expired','pending',
-                                       'not_found')),
-    last_updated     TEXT,
-    last_updated_key TEXT,
-    created          TEXT,
-    attempts         INTEGER NOT NULL DEFAULT 0,
-    error            TEXT,
-    error_path       TEXT,
-    updated_in_run   INTEGER,
-    remote_deleted   TEXT,
-    completeness     TEXT,
-    interruptions    TEXT,
-    variant_count    INTEGER NOT NULL DEFAULT 0,
-    listing          TEXT,
-    archived_at      TEXT,
-    first_failed_at  TEXT,
-    last_failed_at   TEXT,
-    files            TEXT,
-    degraded_turns   INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
-CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
-CREATE TABLE IF NOT EXISTS runs (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    command     TEXT NOT NULL,
-    started_at  TEXT NOT NULL,
-    finished_at TEXT,
-    summary     TEXT,
-    exit_code   INTEGER,
-    log_file    TEXT
-);
-CREATE TABLE IF NOT EXISTS variants (
-    thread_uuid    TEXT NOT NULL,
-    entry_uuid     TEXT NOT NULL,
-    record         TEXT NOT NULL,
-    first_seen_run INTEGER,
-    PRIMARY KEY (thread_uuid, entry_uuid)
-);
-"""
-
-_JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")
-
-# Schema migrations: version N-1 → N, run in order inside the opening transaction; a step is
-# SQL statements or a function (3 rebuilds the threads table, defined below).
-_MIGRATIONS: dict[int, tuple[str, ...] | Callable[[sqlite3.Connection], None]] = {
-    # 2: run history (exit code, log file) and when a failing thread first and last failed;
-    # threads failing before the upgrade get their last run's start as both dates.
-    2: (
-        "ALTER TABLE runs ADD COLUMN exit_code INTEGER",
-        "ALTER TABLE runs ADD COLUMN log_file TEXT",
-        "ALTER TABLE threads ADD COLUMN first_failed_at TEXT",
-        "ALTER TABLE threads ADD COLUMN last_failed_at TEXT",
-        "UPDATE runs SET exit_code = json_extract(summary, '$.exit_code') "
-        "WHERE summary IS NOT NULL AND json_valid(summary)",
-        "UPDATE threads SET last_failed_at = "
-        "(SELECT started_at FROM runs WHERE runs.id = threads.updated_in_run) "
-        "WHERE status = 'failed'",
-        "UPDATE threads SET first_failed_at = last_failed_at WHERE status = 'failed'",
-    ),
-}
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ThreadRow:
-    """One thread's state as the index records it (JSON columns decoded)."""
-
-    uuid: str
-    account: str
-    mode: str | None
-    title: str | None
-    path: str | None
-    status: str
-    last_updated: str | None
-    last_updated_key: str | None
-    created: str | None
-    attempts: int
-    error: str | None
-    error_path: str | None
-    updated_in_run: int | None
-    remote_deleted: str | None
-    completeness: Mapping[str, Any] | None
-    interruptions: Sequence[Mapping[str, Any]] | None
-    variant_count: int
-    listing: Mapping[str, Any] | None
-    archived_at: str | None
-    first_failed_at: str | None = None
-    last_failed_at: str | None = None
-    files: Mapping[str, Any] | None = None
-    degraded_turns: int = 0
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RunRow:
-    """One command run: what ran, when, and its summary."""
-
-    id: int
-    command: str
-    started_at: str
-    finished_at: str | None
-    summary: Mapping[str, Any] | None
-    exit_code: int | None = None
-    log_file: str | None = None
-
-
-def _dumps(value: Any) -> str | None:
-    if value is None:
-        return None
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
-
-
-def _loads(value: str | None) -> Any:
-    return None if value is None else orjson.loads(value)
-
-
-def _utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def _run_row(r: sqlite3.Row) -> RunRow:
-    return RunRow(
-        id=r["id"],
-        command=r["command"],
-        started_at=r["started_at"],
-        finished_at=r["finished_at"],
-        summary=_loads(r["summary"]),
-        exit_code=r["exit_code"],
-        log_file=r["log_file"],
-    )
-
-
-def _db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
-    """The project's error for an SQLite failure: the path, the reason and a hint."""
-    text = str(exc)
-    lowered = text.lower()
-    if "full" in lowered:
-        return StoreError(f"{path}: {what}: {text}; free disk space and run the command again")
-    if "readonly" in lowered or "read-only" in lowered:
-        return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
-    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
-        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
-    if "malformed" in lowered or "not a database" in lowered or "no such table" in lowered:
-        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
-    return StoreError(f"{path}: {what}: {text}")
-
-
-def _connect_read_only(path: Path) -> sqlite3.Connection:
-    """Open the index with ``mode=ro``; fall back to ``immutable=1`` on a read-only folder.
-
-    A WAL database needs its ``-shm`` file to be read; on a read-only folder where no writer
-    left one, SQLite cannot create it. No writer can be running there, so the immutable
-    open (no locking, no shared memory) reads the same data.
-    """
-    if not path.is_file():
-        raise StoreError(f"{path}: no index here")
-    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
-    try:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        return db
-    except sqlite3.OperationalError as exc:
-        db.close()
-        if os.access(path.parent, os.W_OK) and "unable to open" not in str(exc):
-            raise
-    return sqlite3.connect(
-        uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None
-    )
-
-
-def _migrate_status_and_files(db: sqlite3.Connection) -> None:
-    """Schema 2 → 3: the ``not_found`` status (rebuilt CHECK) and the ``files`` column."""
-    columns = [r[1] for r in db.execute("PRAGMA table_info(threads)")]
-    db.execute("ALTER TABLE threads RENAME TO threads_v1")
-    db.execute("DROP INDEX IF EXISTS threads_status")
-    db.execute("DROP INDEX IF EXISTS threads_path")
-    create = _SCHEMA.split("CREATE TABLE IF NOT EXISTS threads")[1].split(";")[0]
-    db.execute("CREATE TABLE threads" + create)
-    names = ", ".join(columns)
-    db.execute(f"INSERT INTO threads ({names}) SELECT {names} FROM threads_v1")
-    db.execute("DROP TABLE threads_v1")
-
-
-_MIGRATIONS[3] = _migrate_status_and_files
-
-_ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)")
-
-
-def _column_exists(db: sqlite3.Connection, statement: str) -> bool:
-    """Whether ``statement`` adds a column the table already has (a migration met halfway)."""
-    match = _ADD_COLUMN.match(statement)
-    if match is None:
-        return False
-    table, column = match.groups()
-    return any(r[1] == column for r in db.execute(f"PRAGMA table_info({table})"))
+__all__ = ["REINDEX_HINT", "SCHEMA_VERSION", "STATUSES", "TERMINAL_STATUSES"]
+__all__ += ["Index", "RunRow", "ThreadRow"]
 
 
 class Index:
@@ -254,7 +50,7 @@ class Index:
         self._lock = threading.RLock()
         try:
             if read_only:
-                self._db = _connect_read_only(path)
+                self._db = sch.connect_read_only(path)
             else:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(
@@ -273,7 +69,7 @@ class Index:
                 ).fetchone()
                 if row is not None:
                     self._migrate(path)
-                for statement in _SCHEMA.split(";"):
+                for statement in sch.SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 columns = {r[1] for r in self._db.execute("PRAGMA table_info(threads)")}
@@ -289,7 +85,7 @@ class Index:
         except StoreError:
             raise
         except sqlite3.DatabaseError as exc:
-            raise _db_error(path, "cannot open the index", exc) from None
+            raise sch.db_error(path, "cannot open the index", exc) from None
         except OSError as exc:
             raise StoreError(
                 f"{path}: cannot open the index: {exc.strerror or exc}; "
@@ -309,13 +105,13 @@ class Index:
         """Bring an index of an older schema version up to :data:`SCHEMA_VERSION`."""
         row = self._db.execute("SELECT version FROM schema_version").fetchone()
         version = int(row[0]) if row is not None else SCHEMA_VERSION
-        while version < SCHEMA_VERSION and version + 1 in _MIGRATIONS:
-            step = _MIGRATIONS[version + 1]
+        while version < SCHEMA_VERSION and version + 1 in sch.MIGRATIONS:
+            step = sch.MIGRATIONS[version + 1]
             if callable(step):
                 step(self._db)
             else:
                 for statement in step:
-                    if not _column_exists(self._db, statement):
+                    if not sch.column_exists(self._db, statement):
                         self._db.execute(statement)
             version += 1
             self._db.execute("UPDATE schema_version SET version = ?", (version,))
@@ -339,7 +135,7 @@ class Index:
                 self.index._db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 self.index._lock.release()
-                raise _db_error(self.index.path, "cannot start a transaction", exc) from None
+                raise sch.db_error(self.index.path, "cannot start a transaction", exc) from None
             except BaseException:
                 self.index._lock.release()
                 raise
@@ -354,11 +150,11 @@ class Index:
                         self.index._db.execute("ROLLBACK")
                     except sqlite3.Error:
                         pass
-                    raise _db_error(self.index.path, "cannot commit", error) from None
+                    raise sch.db_error(self.index.path, "cannot commit", error) from None
             finally:
                 self.index._lock.release()
             if isinstance(exc, sqlite3.Error):
-                raise _db_error(self.index.path, "write failed", exc) from None
+                raise sch.db_error(self.index.path, "write failed", exc) from None
 
     def _tx(self) -> Index._Tx:
         """One write transaction under the lock (commit on success, rollback on error)."""
@@ -373,15 +169,15 @@ class Index:
             try:
                 return list(self._db.execute(sql, args).fetchall())
             except sqlite3.Error as exc:
-                raise _db_error(self.path, "query failed", exc) from None
+                raise sch.db_error(self.path, "query failed", exc) from None
 
     # -- threads ----------------------------------------------------------------------------
 
     @staticmethod
     def _row(row: sqlite3.Row) -> ThreadRow:
         values = dict(row)
-        for key in _JSON_COLUMNS:
-            values[key] = _loads(values[key])
+        for key in sch.JSON_COLUMNS:
+            values[key] = sch.loads(values[key])
         return ThreadRow(**values)
 
     def get(self, uuid: str) -> ThreadRow | None:
@@ -414,9 +210,9 @@ class Index:
             raise StoreError(f"unknown thread status {values['status']!r} for {uuid}")
         if "last_updated" in values:
             values["last_updated_key"] = normalize_timestamp_key(values["last_updated"]) or None
-        for key in _JSON_COLUMNS:
+        for key in sch.JSON_COLUMNS:
             if key in values:
-                values[key] = _dumps(values[key])
+                values[key] = sch.dumps(values[key])
         exists = db.execute("SELECT 1 FROM threads WHERE uuid = ?", (uuid,)).fetchone()
         if exists:
             values["account"] = account
@@ -439,7 +235,7 @@ class Index:
         ``failed_at`` (a field, default now) becomes the last failure; the first failure is
         kept while the thread stays failed.
         """
-        failed_at = fields.pop("failed_at", None) or _utc_now()
+        failed_at = fields.pop("failed_at", None) or sch.utc_now()
         with self._tx() as db:
             row = db.execute(
                 "SELECT attempts, status, first_failed_at FROM threads WHERE uuid = ?", (uuid,)
@@ -523,7 +319,7 @@ class Index:
                 "UPDATE runs SET finished_at = ?, summary = ?, exit_code = ? WHERE id = ?",
                 (
                     finished_at,
-                    _dumps(dict(summary)),
+                    sch.dumps(dict(summary)),
                     code if isinstance(code, int) else None,
                     run_id,
                 ),
@@ -532,12 +328,12 @@ class Index:
     def runs(self, limit: int = 20) -> list[RunRow]:
         """The latest runs, newest first."""
         rows = self._query("SELECT * FROM runs ORDER BY id DESC LIMIT ?", (limit,))
-        return [_run_row(r) for r in rows]
+        return [sch.run_row(r) for r in rows]
 
     def run(self, run_id: int) -> RunRow | None:
         """One run by id, or None."""
         rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
-        return _run_row(rows[0]) if rows else None
+        return sch.run_row(rows[0]) if rows else None
 
     def last_run_id(self) -> int:
         """The id of the newest run (0 when none ran)."""
@@ -560,7 +356,7 @@ class Index:
             f"AND command IN ({marks}) ORDER BY id DESC LIMIT 1",
             tuple(commands),
         )
-        return _run_row(rows[0]) if rows else None
+        return sch.run_row(rows[0]) if rows else None
 
     def degraded_count(self) -> int:
         """Done threads whose completeness record says something is missing."""
@@ -589,7 +385,7 @@ class Index:
                 "INSERT INTO variants (thread_uuid, entry_uuid, record, first_seen_run) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (thread_uuid, entry_uuid) "
                 "DO UPDATE SET record = excluded.record",
-                (str(rec["thread_uuid"]), str(rec["entry_uuid"]), _dumps(dict(rec)), run_id),
+                (str(rec["thread_uuid"]), str(rec["entry_uuid"]), sch.dumps(dict(rec)), run_id),
             )
 
     def variants(self) -> list[Mapping[str, Any]]:

@@ -7,131 +7,41 @@ Layout (relative to ``out``)::
                                                     sources.json, sources.md, report.md, assets/
     index/archive.sqlite   index/answer_variants_log.jsonl   index/logs/
 
-:meth:`Archive.commit_thread` applies one rendered thread: raw files first, then derived
-files, each written atomically and only when its bytes changed; derived files the new render
-no longer produces are removed (raw files and ``assets/`` never are); a thread whose folder
-name changed (mode or title) is moved with one ``os.rename`` first. The thread is marked done
-in the index, in one transaction, only after every file is in place; when an already-done
-thread is about to change on disk it is first set back to ``pending``, so a crash at any
-instant never leaves a thread marked done whose files are missing or half-updated.
+:class:`Archive` opens the index and the registry and answers what is stored; every change to
+the folders goes through its :class:`~pplx_archiver.shell.archive.writer.ArchiveWriter`
+(``archive.writer.apply(plan)``), the archive's one writer (see there for the commit order
+and crash safety).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.model import ListingRow, RenderResult, SpaceRef
+from pplx_archiver.core.model import ListingRow, RenderResult
+from pplx_archiver.core.writes import StagedFile, ThreadCommit, Tombstone, VariantRecords
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.archive.fsutil import (
-    TEMP_PATTERN,
-    fsync_dir,
-    safe_join,
-    same_bytes,
-    sync_filesystem,
-    write_atomic,
-)
+from pplx_archiver.shell.archive.disk import Disk
+from pplx_archiver.shell.archive.files import ASSETS_DIR as ASSETS_DIR
+from pplx_archiver.shell.archive.files import DERIVED_TOP as DERIVED_TOP
+from pplx_archiver.shell.archive.files import INDEX_DIR as INDEX_DIR
+from pplx_archiver.shell.archive.files import RAW_BLOCKS as RAW_BLOCKS
+from pplx_archiver.shell.archive.files import RAW_ENTRIES as RAW_ENTRIES
+from pplx_archiver.shell.archive.files import RAW_FILES as RAW_FILES
+from pplx_archiver.shell.archive.files import THREAD_JSON as THREAD_JSON
+from pplx_archiver.shell.archive.files import derived_files_on_disk as derived_files_on_disk
+from pplx_archiver.shell.archive.files import dump_record as dump_record
+from pplx_archiver.shell.archive.files import listing_from_json as listing_from_json
+from pplx_archiver.shell.archive.files import listing_to_json as listing_to_json
+from pplx_archiver.shell.archive.files import recorded_file_keys as recorded_file_keys
+from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.index import Index, RunRow, ThreadRow
 from pplx_archiver.shell.archive.registry import Registry, utc_now
-from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
-
-RAW_ENTRIES = "raw_entries.json"
-RAW_BLOCKS = "raw_blocks.json"
-RAW_FILES = (RAW_ENTRIES, RAW_BLOCKS)
-THREAD_JSON = "thread.json"
-ASSETS_DIR = "assets"
-INDEX_DIR = "index"
-# Top-level derived files a render may produce; anything else at the top is left alone.
-DERIVED_TOP = frozenset(
-    {"conversation.md", "sources.json", "sources.md", "thread.json", "report.md"}
-)
-_TURN_FILE = re.compile(r"^turn_\d{4,}\.md$")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class CommitOutcome:
-    """What one commit did: the folder (relative to ``out``), files written/unchanged/removed."""
-
-    path: str
-    written: int
-    unchanged: int
-    moved_from: str | None = None
-    removed: int = 0
-
-    def as_fields(self) -> dict[str, Any]:
-        """Log fields for ``THREAD_ARCHIVED``."""
-        return dataclasses.asdict(self)
-
-
-def dump_record(record: Mapping[str, Any]) -> bytes:
-    """``thread.json`` bytes of a record, as the render core serializes it."""
-    return orjson.dumps(dict(record), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-
-
-def listing_to_json(row: ListingRow | None) -> dict[str, Any] | None:
-    """A listing row as a JSON-able dict (stored in the index for offline re-render)."""
-    if row is None:
-        return None
-    return dataclasses.asdict(row)
-
-
-def listing_from_json(data: Mapping[str, Any] | None) -> ListingRow | None:
-    """The inverse of :func:`listing_to_json`; unknown keys are ignored."""
-    if not data:
-        return None
-    fields = {f.name for f in dataclasses.fields(ListingRow)}
-    values = {k: v for k, v in data.items() if k in fields}
-    space = values.get("space")
-    if isinstance(space, Mapping):
-        values["space"] = SpaceRef(
-            uuid=str(space.get("uuid", "")),
-            slug=str(space.get("slug", "")),
-            title=str(space.get("title", "")),
-        )
-    if "thread_id" not in values:
-        return None
-    return ListingRow(**values)
-
-
-def derived_files_on_disk(folder: Path) -> set[str]:
-    """Relative paths of the derived files present in a thread folder."""
-    found: set[str] = set()
-    if not folder.is_dir():
-        return found
-    for child in folder.iterdir():
-        if child.is_file() and child.name in DERIVED_TOP:
-            found.add(child.name)
-    turns = folder / "turns"
-    if turns.is_dir():
-        for child in turns.iterdir():
-            if child.is_file() and _TURN_FILE.match(child.name):
-                found.add(f"turns/{child.name}")
-    return found
-
-
-def recorded_file_keys(rel: str) -> bool:
-    """True for the files whose size and hash the index records: raw, derived, manifest."""
-    if rel in RAW_FILES or rel in DERIVED_TOP or rel == f"{ASSETS_DIR}/manifest.json":
-        return True
-    parts = rel.split("/")
-    return len(parts) == 2 and parts[0] == "turns" and bool(_TURN_FILE.match(parts[1]))
-
-
-def check_file_key(rel: str) -> None:
-    """Refuse file keys that are raw files, assets or not plain relative paths."""
-    parts = rel.split("/")
-    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
-        raise StoreError(f"refusing file name {rel!r}")
-    if rel in RAW_FILES:
-        raise StoreError(f"{rel}: raw files are written by the store, not by a render")
+from pplx_archiver.shell.archive.writer import ArchiveWriter, CommitOutcome
 
 
 class Archive:
@@ -144,14 +54,13 @@ class Archive:
         clock: Any = utc_now,
         read_only: bool = False,
         group_commit: bool = False,
+        disk: Disk | None = None,
     ) -> None:
         self.out = Path(out_dir)
         # Group commit: files are written without a per-file fsync and a thread is marked done
         # only by flush_done(), after one syncfs of the archive's file system has made every
         # written file durable. Until then the thread is ``pending`` (retried after a crash).
         self.group_commit = group_commit
-        self._unsynced: list[tuple[str, str, dict[str, Any]]] = []
-        self._search_hooks: dict[str, Hook] = {}  # uuid -> search index update at "done"
         if read_only and not (self.out / INDEX_DIR / "archive.sqlite").is_file():
             raise StoreError(f"{self.out}: no archive here (no {INDEX_DIR}/archive.sqlite)")
         try:
@@ -170,6 +79,8 @@ class Archive:
             clock=clock,
             repair=not read_only,
         )
+        # The only code that writes into the archive (``disk``: its file operations).
+        self.writer = ArchiveWriter(self, disk)
 
     def close(self) -> None:
         """Mark group-committed threads done, then close the index connection."""
@@ -179,21 +90,15 @@ class Archive:
     @property
     def unsynced(self) -> int:
         """Threads written but not yet marked done (group commit)."""
-        return len(self._unsynced)
+        return self.writer.unsynced
 
     def flush_done(self) -> int:
         """Group commit: make every written file durable, then mark those threads done."""
-        if not self._unsynced:
-            return 0
-        batch, self._unsynced = self._unsynced, []
-        sync_filesystem(self.out)
-        for uuid, account, fields in batch:
-            self.index.mark_done(uuid, account, fields, hook=self._search_hooks.pop(uuid, None))
-        return len(batch)
+        return self.writer.flush_done()
 
-    def _sync_dir(self, path: Path) -> None:
-        if not self.group_commit:
-            fsync_dir(path)
+    def now(self) -> str:
+        """The archive clock's current time (UTC text)."""
+        return str(self._clock())
 
     def __enter__(self) -> Archive:
         return self
@@ -221,7 +126,7 @@ class Archive:
         """The absolute folder of a relative thread path, confined to ``out``."""
         return safe_join(self.out, *rel.split("/"))
 
-    def _claim_path(self, uuid: str, rel: str) -> str:
+    def claim_path(self, uuid: str, rel: str) -> str:
         """``rel``, or a uuid-qualified variant when another thread already owns ``rel``."""
         owner = self.index.path_owner(rel)
         if owner is None or owner == uuid:
@@ -303,21 +208,6 @@ class Archive:
                     return f"{rel} changed since it was written"
         return None
 
-    def update_files(
-        self, uuid: str, written: Mapping[str, bytes], removed: Iterable[str] = ()
-    ) -> None:
-        """Record new sizes/hashes of files rewritten outside a commit (re-render)."""
-        row = self.index.get(uuid)
-        if row is None or not isinstance(row.files, Mapping):
-            return
-        files = dict(row.files)
-        for rel, data in written.items():
-            if recorded_file_keys(rel):
-                files[rel] = [len(data), hashlib.sha256(data).hexdigest()]
-        for rel in removed:
-            files.pop(rel, None)
-        self.index.upsert(uuid, row.account, files=files)
-
     def first_invalid_thread(self) -> ThreadRow | None:
         """The first done thread whose stored files are missing or changed in size."""
         for row in self.index.iter_threads("done"):
@@ -370,6 +260,10 @@ class Archive:
 
     # -- commit ----------------------------------------------------------------------------
 
+    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
+        """Apply a fetched thread's plan through the writer; return the log fields."""
+        return self.writer.apply(plan).as_fields()
+
     def commit_thread(
         self,
         account: str,
@@ -384,164 +278,20 @@ class Archive:
         staged_files: Mapping[str, Path] | None = None,
         assets_complete: bool = True,
     ) -> CommitOutcome:
-        """Write one thread's files atomically and mark it done last (see module docstring).
-
-        ``staged_files`` (issue 8): complete downloaded asset files (``assets/…`` → a file on
-        the archive's file system) moved into the thread folder with ``os.replace`` after the
-        raw files and before the thread is marked done. ``assets_complete=False`` is recorded
-        in the index's completeness so the next run retries the thread.
-        """
-        uuid = result.thread_uuid
-        extra = dict(extra_files or {})
-        files = dict(result.files)
-        staged = dict(staged_files or {})
-        for rel in (*files, *extra, *staged):
-            check_file_key(rel)
-        for rel in staged:
-            if not rel.startswith(ASSETS_DIR + "/"):
-                raise StoreError(f"refusing staged file {rel!r}: only assets/ files are staged")
-        previous = self.index.get(uuid)
-        kept = self._kept_remote_deleted(previous)
-        if kept and THREAD_JSON in files:
-            files[THREAD_JSON] = _with_remote_deleted(files[THREAD_JSON], kept)
-        rel = self._claim_path(uuid, self.thread_rel_path(account, result.dir_name))
-        target = self.folder(rel)
-        old_rel = previous.path if previous and previous.path else None
-        old_folder = self.folder(old_rel) if old_rel else None
-        moving = old_rel is not None and old_rel != rel and old_folder is not None
-        moving = moving and old_folder is not None and old_folder.is_dir()
-
-        wanted: dict[str, bytes] = {RAW_ENTRIES: raw_entries}
-        if raw_blocks is not None:
-            wanted[RAW_BLOCKS] = raw_blocks
-        wanted.update(extra)
-        wanted.update(files)
-        stale = derived_files_on_disk(old_folder if moving and old_folder else target) - set(files)
-        source = old_folder if moving and old_folder else target
-        changed = [k for k in wanted if not same_bytes(safe_join(source, *k.split("/")), wanted[k])]
-
-        changed += list(staged)  # staged asset files always land (issue 8)
-        if previous is not None and previous.status == "done" and (moving or changed or stale):
-            self.index.upsert(uuid, account, status="pending")
-        moved_from: str | None = None
-        if moving and old_folder is not None:
-            if target.exists():
-                raise StoreError(
-                    f"{target}: cannot move thread {uuid} here from {old_rel}: folder exists"
-                )
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                old_folder.rename(target)
-            except OSError as exc:
-                raise StoreError(f"{old_folder}: cannot move to {target}: {exc}") from exc
-            self._sync_dir(target.parent)
-            self._sync_dir(old_folder.parent)
-            _remove_empty_parents(old_folder.parent, stop=self.out)
-            moved_from = old_rel
-        target.mkdir(parents=True, exist_ok=True)
-        _remove_temp_leftovers(target)
-
-        written = 0
-        # Raw files first, then extra files (assets), then derived files; thread.json last.
-        order = [k for k in wanted if k in RAW_FILES]
-        order += [k for k in wanted if k not in RAW_FILES and k not in files]
-        order += sorted((k for k in files if k != THREAD_JSON), key=str)
-        order += [THREAD_JSON] if THREAD_JSON in files else []
-        for key in order:
-            path = safe_join(target, *key.split("/"))
-            if write_atomic(path, wanted[key], durable=not self.group_commit):
-                written += 1
-        # Issue 8: staged asset downloads are moved in (complete files only) before "done".
-        for key in sorted(staged):
-            dest = safe_join(target, *key.split("/"))
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                Path(staged[key]).replace(dest)
-            except OSError as exc:
-                raise StoreError(f"{dest}: cannot move the downloaded asset in: {exc}") from exc
-            written += 1
-        if staged:
-            for parent in sorted({safe_join(target, *k.split("/")).parent for k in staged}):
-                self._sync_dir(parent)
-        removed = 0
-        for key in sorted(stale):
-            path = safe_join(target, *key.split("/"))
-            try:
-                path.unlink()
-                removed += 1
-            except FileNotFoundError:
-                pass
-        if removed:
-            self._sync_dir(target)
-            if (target / "turns").is_dir():
-                self._sync_dir(target / "turns")
-
-        recorded_files = {
-            key: [len(data), hashlib.sha256(data).hexdigest()]
-            for key, data in sorted(wanted.items())
-            if recorded_file_keys(key)
-        }
-        record = result.record
-        completeness = record.get("completeness")
-        if not assets_complete and isinstance(completeness, Mapping):  # issue 8
-            completeness = {**completeness, "assets_complete": False}
-        interruptions = record.get("interruptions")
-        fields: dict[str, Any] = {
-            "mode": result.mode,
-            "title": result.title,
-            "path": rel,
-            "last_updated": listing_updated_at or _str_or_none(record.get("last_updated")),
-            "created": _str_or_none(record.get("created")),
-            "updated_in_run": run_id,
-            "completeness": completeness if isinstance(completeness, Mapping) else None,
-            "interruptions": interruptions if isinstance(interruptions, list) else None,
-            "variant_count": len(result.variants),
-            "degraded_turns": int((record.get("counts") or {}).get("degraded_turns") or 0),
-            "listing": listing_to_json(listing)
-            if listing is not None
-            else (previous.listing if previous else None),
-            "archived_at": self._clock(),
-            "files": recorded_files,
-        }
-        if self.group_commit and (written or removed or moved_from):
-            # Claim the folder now (pending); flush_done() marks it done after one syncfs.
-            self.index.upsert(uuid, account, **{**fields, "status": "pending"})
-            self._unsynced.append((uuid, account, fields))
-            self._search_hooks[uuid] = self._search_hook(account, rel, result)
-        else:
-            self.index.mark_done(
-                uuid, account, fields, hook=self._search_hook(account, rel, result)
-            )
-        return CommitOutcome(
-            path=rel,
-            written=written,
-            unchanged=len(wanted) + len(staged) - written,
-            moved_from=moved_from,
-            removed=removed,
-        )
-
-    @staticmethod
-    def _search_hook(account: str, rel: str, result: RenderResult) -> Hook:
-        """Issue 17: the search index update run in the transaction marking the thread done."""
-        meta = meta_of(result.thread_uuid, account, rel, result.record, result.mode, result.title)
-        return thread_hook(meta, result.prose)
-
-    def commit(self, fetched: Any, run_id: int, account: str) -> Mapping[str, Any]:
-        """Commit a fetched thread (the scheduler's ``FetchedThread``); return log fields."""
-        row: ListingRow = fetched.row
-        outcome = self.commit_thread(
-            account,
-            fetched.result,
-            fetched.plain.raw_file,
-            fetched.blocks.raw_file if fetched.blocks is not None else None,
-            row.updated_at,
-            extra_files=getattr(fetched, "extra_files", None),  # issue 8: assets/manifest.json
+        """Build the :class:`ThreadCommit` of one thread and apply it (see the writer)."""
+        plan = ThreadCommit(
+            account=account,
+            result=result,
+            raw_entries=raw_entries,
+            raw_blocks=raw_blocks,
+            listing=listing,
+            listing_updated_at=listing_updated_at,
+            extra_files=dict(extra_files or {}),
+            staged=tuple(StagedFile(k, str(v)) for k, v in (staged_files or {}).items()),
+            assets_complete=assets_complete,
             run_id=run_id,
-            listing=row,
-            staged_files=getattr(fetched, "staged_files", None),
-            assets_complete=getattr(fetched, "assets_complete", True),
         )
-        return outcome.as_fields()
+        return self.writer.apply(plan)
 
     # -- other states ----------------------------------------------------------------------
 
@@ -584,10 +334,10 @@ class Archive:
         self.mark_terminal(thread_uuid, state, run_id=run_id)
 
     def register_variants(
-        self, records: Any, source: str, run_id: int | None = None
+        self, records: Sequence[Mapping[str, Any]], source: str, run_id: int | None = None
     ) -> list[tuple[dict[str, Any], str]]:
-        """Register answer-variant records; return the new or changed ones."""
-        return self.registry.register(records, source, run_id=run_id)
+        """Register answer-variant records (through the writer); return the new or changed."""
+        return self.writer.apply(VariantRecords(tuple(records), source, run_id))
 
     def set_remote_deleted(self, uuid: str, timestamp: str) -> bool:
         """Write ``remote_deleted`` into the thread's ``thread.json`` and index, once.
@@ -595,75 +345,8 @@ class Archive:
         Returns False when it was already recorded (the first timestamp is kept). Files are
         never moved or removed.
         """
-        row = self.index.get(uuid)
-        if row is None:
-            raise StoreError(f"thread {uuid} is not in the archive index")
-        if row.remote_deleted:
-            return False
-        if row.path:
-            path = safe_join(self.folder(row.path), THREAD_JSON)
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                data = b""
-            if data:
-                record = _load_record(data, path)
-                if record.get("remote_deleted"):
-                    timestamp = str(record["remote_deleted"])
-                else:
-                    new = _with_remote_deleted(data, timestamp)
-                    write_atomic(path, new)
-                    self.update_files(uuid, {THREAD_JSON: new})
-        self.index.upsert(uuid, row.account, remote_deleted=timestamp)
-        return True
+        return self.writer.remote_deleted(uuid, timestamp)
 
-    def _kept_remote_deleted(self, previous: ThreadRow | None) -> str | None:
-        return previous.remote_deleted if previous is not None else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _load_record(data: bytes, path: Path) -> dict[str, Any]:
-    try:
-        record = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise StoreError(f"{path}: not valid JSON: {exc}") from None
-    if not isinstance(record, dict):
-        raise StoreError(f"{path}: expected a JSON object")
-    return record
-
-
-def _with_remote_deleted(data: bytes, timestamp: str) -> bytes:
-    """``thread.json`` bytes with ``remote_deleted`` set unless it already is."""
-    record = _load_record(data, Path(THREAD_JSON))
-    if record.get("remote_deleted"):
-        return data
-    record["remote_deleted"] = timestamp
-    return dump_record(record)
-
-
-def _remove_temp_leftovers(folder: Path) -> None:
-    """Delete temp files a killed process left mid-write in a thread folder being committed.
-
-    The writer is the archive's only one and finishes its own temp files before it returns,
-    so any temp file found here belongs to an interrupted earlier run.
-    """
-    for path in folder.rglob(".*.tmp-*"):
-        if TEMP_PATTERN.match(path.name) and path.is_file():
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-
-
-def _remove_empty_parents(folder: Path, *, stop: Path) -> None:
-    """Remove ``folder`` and its parents while empty, never ``stop`` or above."""
-    current = folder
-    while current != stop and stop in current.parents:
-        try:
-            current.rmdir()
-        except OSError:
-            return
-        current = current.parent
+    def tombstone(self, uuid: str, state: str, timestamp: str) -> bool:
+        """Apply a :class:`Tombstone`: ``remote_deleted`` once, then the terminal state."""
+        return self.writer.apply(Tombstone(uuid, state, timestamp))

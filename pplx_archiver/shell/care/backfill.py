@@ -5,25 +5,25 @@ files (the render core's :func:`~pplx_archiver.core.assets.extract_assets`) and 
 :class:`~pplx_archiver.shell.archive.assets.AssetSession`: versions already stored with their sha256
 are kept, inline ones are written from the payload, and — with ``--online`` — the missing
 downloadable ones are fetched (their URLs refreshed first when expired). Offline they are
-recorded as ``missing``. Then the manifest is written, the thread is re-rendered (so
-``report.md`` appears) and the index records whether its assets are complete (an incomplete
-thread is retried by the next ``sync``). Every file is written atomically and only when its
-bytes change, so a second run changes nothing.
+recorded as ``missing``. The thread's :class:`~pplx_archiver.core.writes.AssetPlacement` plan
+(files moved in, inline files, the manifest, whether its assets are complete: an incomplete
+thread is retried by the next ``sync``) and then its re-render plan (so ``report.md`` appears)
+go to the archive's writer. Every file is written atomically and only when its bytes change,
+so a second run changes nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
 from pplx_archiver.core.assets import extract_assets
+from pplx_archiver.core.writes import AssetPlacement
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
-from pplx_archiver.shell.archive.assets import AssetOutcome, AssetSession
-from pplx_archiver.shell.archive.fsutil import fsync_dir, safe_join, write_atomic
+from pplx_archiver.shell.archive.assets import AssetSession
 from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care import rerender
@@ -61,38 +61,6 @@ class BackfillSummary:
             f"{self.incomplete_threads} threads with assets still missing, "
             f"{len(self.failures)} failed"
         )
-
-
-def _place(archive: Archive, folder: Path, outcome: AssetOutcome) -> int:
-    """Move staged downloads in, write inline files, then the manifest; return files written."""
-    written = 0
-    parents: set[Path] = set()
-    for rel, staged in sorted(outcome.staged.items()):
-        dest = safe_join(folder, *rel.split("/"))
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        staged.replace(dest)
-        parents.add(dest.parent)
-        written += 1
-    for parent in sorted(parents):
-        fsync_dir(parent)
-    manifest = "assets/manifest.json"
-    for rel in sorted(k for k in outcome.files if k != manifest):
-        written += write_atomic(safe_join(folder, *rel.split("/")), outcome.files[rel])
-    written += write_atomic(safe_join(folder, *manifest.split("/")), outcome.files[manifest])
-    owner = archive.index.path_owner(folder.relative_to(archive.out).as_posix())
-    if owner is not None:
-        archive.update_files(owner, outcome.files)
-    return written
-
-
-def _record_completeness(archive: Archive, row: ThreadRow, complete: bool) -> None:
-    completeness = dict(row.completeness or {})
-    if complete:
-        completeness.pop("assets_complete", None)
-    else:
-        completeness["assets_complete"] = False
-    if completeness != dict(row.completeness or {}):
-        archive.index.upsert(row.uuid, row.account, completeness=completeness)
 
 
 async def backfill(
@@ -134,7 +102,8 @@ async def _one(
     outcome = await session.collect(row.uuid, refs, folder=folder)
     for key, n in outcome.counts().items():
         summary.versions[key] = summary.versions.get(key, 0) + n
-    summary.files_written += await anyio.to_thread.run_sync(_place, archive, folder, outcome)
+    plan = AssetPlacement(row.uuid, rel, outcome.files, outcome.staged, outcome.complete)
+    summary.files_written += await anyio.to_thread.run_sync(archive.writer.apply, plan)
     task = rerender.Task(row.uuid, row.account, rel, row.listing, lang, False)
     rendered = await anyio.to_thread.run_sync(rerender.render_one, archive.out, task)
     if rendered.error is not None:
@@ -147,4 +116,3 @@ async def _one(
         )
     if not outcome.complete:
         summary.incomplete_threads += 1
-    _record_completeness(archive, row, outcome.complete)

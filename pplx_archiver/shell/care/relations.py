@@ -24,8 +24,9 @@ from pplx_archiver.core import relations as graph
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.model import RawPage
 from pplx_archiver.core.rawfile import decode_raw_pages
+from pplx_archiver.core.writes import RootFiles
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
-from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.store import (
     INDEX_DIR,
     RAW_BLOCKS,
@@ -168,9 +169,11 @@ def build(archive: Archive) -> Summary:
     edges = graph.build_edges(facts)
     summary.edges = len(edges)
     summary.by_kind = graph.counts(edges)
-    target = archive.out / RELATIONS_DIR
-    summary.files_written += write_atomic(target / EDGES_FILE, graph.edges_jsonl(edges))
-    summary.files_written += write_atomic(target / GRAPH_FILE, graph.graph_md(edges, facts))
+    files = {
+        f"{RELATIONS_DIR}/{EDGES_FILE}": graph.edges_jsonl(edges),
+        f"{RELATIONS_DIR}/{GRAPH_FILE}": graph.graph_md(edges, facts),
+    }
+    summary.files_written += archive.writer.apply(RootFiles(files))
     store_edges(archive.out / INDEX_DIR / "archive.sqlite", edges)
     log.info("RELATIONS_BUILT", **summary.as_event())
     return summary

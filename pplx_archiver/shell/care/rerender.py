@@ -22,30 +22,23 @@ from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
-import orjson
 import structlog
 
 from pplx_archiver.core.model import (
-    AssetFile,
-    ListingRow,
-    RawPage,
     RenderContext,
     RenderResult,
-    SpaceRef,
     ThreadInput,
 )
-from pplx_archiver.core.rawfile import decode_raw_pages
-from pplx_archiver.errors import PayloadError, PplxError, StoreError
-from pplx_archiver.shell.archive.fsutil import fsync_dir, safe_join, same_bytes, write_atomic
-from pplx_archiver.shell.archive.store import (
-    ASSETS_DIR,
-    RAW_BLOCKS,
-    RAW_ENTRIES,
-    THREAD_JSON,
-    Archive,
-    derived_files_on_disk,
-    listing_from_json,
-)
+from pplx_archiver.core.writes import DerivedUpdate
+from pplx_archiver.errors import PayloadError, PplxError
+from pplx_archiver.shell.archive.files import THREAD_JSON, derived_files_on_disk
+from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.stored import build_input as build_input
+from pplx_archiver.shell.care.stored import context_for as context_for
+from pplx_archiver.shell.care.stored import listing_from_record as listing_from_record
+from pplx_archiver.shell.care.stored import manifest_entries as manifest_entries
+from pplx_archiver.shell.care.stored import stored_downloads as stored_downloads
 
 log = structlog.get_logger()
 
@@ -77,6 +70,16 @@ class Rendered:
     error_path: str | None = None
     degraded_turns: int = 0
 
+    def plan(self) -> DerivedUpdate:
+        """The writer's plan of this re-render (``--dry-run``: computed, never applied)."""
+        return DerivedUpdate(
+            thread_uuid=self.uuid,
+            rel_path=self.rel_path,
+            changed=self.changed,
+            stale=self.stale,
+            degraded_turns=self.degraded_turns,
+        )
+
 
 @dataclasses.dataclass(slots=True)
 class Summary:
@@ -103,137 +106,6 @@ def degraded_turns(record: Mapping[str, Any]) -> int:
     counts = record.get("counts")
     value = counts.get("degraded_turns") if isinstance(counts, Mapping) else None
     return value if isinstance(value, int) else 0
-
-
-def _load_json(path: Path) -> Any:
-    try:
-        return orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise StoreError(f"{path}: missing") from None
-    except orjson.JSONDecodeError as exc:
-        raise PayloadError(str(path), f"not valid JSON: {exc}") from None
-
-
-def listing_from_record(uuid: str, record: Mapping[str, Any]) -> ListingRow:
-    """A listing row rebuilt from a stored ``thread.json`` (when the index has none)."""
-    space = record.get("space")
-    space_ref = None
-    if isinstance(space, Mapping):
-        space_ref = SpaceRef(
-            uuid=str(space.get("uuid") or ""),
-            slug=str(space.get("slug") or ""),
-            title=str(space.get("title") or ""),
-        )
-
-    def text(key: str) -> str | None:
-        value = record.get(key)
-        return value if isinstance(value, str) else None
-
-    signals = record.get("mode_signals")
-    listing_mode = signals.get("listing_mode") if isinstance(signals, Mapping) else None
-    return ListingRow(
-        thread_id=text("slug") or uuid,
-        title=text("title") or "",
-        slug=text("slug") or "",
-        context_uuid=text("context_uuid"),
-        mode=listing_mode if isinstance(listing_mode, str) else None,
-        updated_at=text("last_updated"),
-        space=space_ref,
-        author=text("author"),
-    )
-
-
-def stored_downloads(folder: Path) -> tuple[AssetFile, ...]:
-    """Report bytes listed in ``assets/manifest.json`` whose stored file exists."""
-    manifest_path = folder / ASSETS_DIR / "manifest.json"
-    if not manifest_path.exists():
-        return ()
-    manifest = _load_json(manifest_path)
-    entries = manifest_entries(manifest)
-    out: list[AssetFile] = []
-    for entry in entries:
-        rel = entry.get("path")
-        if not isinstance(rel, str) or not rel:
-            continue
-        # Issue 8: only report versions feed report.md, as in the online render (an entry
-        # without asset_type, from an older manifest, still counts).
-        if entry.get("asset_type", "RESEARCH_REPORT") != "RESEARCH_REPORT":
-            continue
-        path = _asset_path(folder, rel)
-        if not path.is_file():
-            continue
-        out.append(
-            AssetFile(
-                asset_uuid=str(entry.get("asset_uuid") or entry.get("uuid") or ""),
-                version=int(entry.get("version") or 0),
-                file_name=str(entry.get("file_name") or path.name),
-                data=path.read_bytes(),
-            )
-        )
-    return tuple(out)
-
-
-def manifest_entries(manifest: Any) -> list[Mapping[str, Any]]:
-    """The entry list of an asset manifest (a list, or under ``assets``/``files``)."""
-    if isinstance(manifest, Mapping):
-        for key in ("assets", "files", "entries"):
-            if isinstance(manifest.get(key), list):
-                manifest = manifest[key]
-                break
-    if not isinstance(manifest, list):
-        return []
-    return [e for e in manifest if isinstance(e, Mapping)]
-
-
-def _asset_path(folder: Path, rel: str) -> Path:
-    """A manifest path: relative to the thread folder, or to ``assets/`` when not prefixed."""
-    parts = rel.split("/")
-    if parts[0] != ASSETS_DIR:
-        parts = [ASSETS_DIR, *parts]
-    return safe_join(folder, *parts)
-
-
-def build_input(
-    folder: Path, uuid: str, listing: Mapping[str, Any] | None
-) -> tuple[ThreadInput, dict[str, Any]]:
-    """The ThreadInput of a stored thread and its stored record (``thread.json``)."""
-    record = _load_json(folder / THREAD_JSON)
-    if not isinstance(record, dict):
-        raise PayloadError(str(folder / THREAD_JSON), "expected a JSON object")
-    plain = decode_raw_pages((folder / RAW_ENTRIES).read_bytes(), name=RAW_ENTRIES)
-    # A raw_blocks.json kept from an earlier harvest is not used when the stored render
-    # says it had no blocks pages (raw files are never deleted, so it may outlive its use).
-    completeness = record.get("completeness")
-    used_blocks = not (isinstance(completeness, Mapping) and completeness.get("blocks_pages") == 0)
-    blocks_path = folder / RAW_BLOCKS
-    blocks: tuple[RawPage, ...] = ()
-    if used_blocks and blocks_path.exists():
-        blocks = decode_raw_pages(blocks_path.read_bytes(), name=RAW_BLOCKS)
-    row = listing_from_json(listing) or listing_from_record(uuid, record)
-    inp = ThreadInput(
-        thread_id=row.thread_id,
-        plain_pages=plain,
-        blocks_pages=blocks,
-        listing=row,
-        downloads=stored_downloads(folder),
-    )
-    return inp, record
-
-
-def context_for(record: Mapping[str, Any], account: str, lang: str | None) -> RenderContext:
-    """The RenderContext that reproduces the stored render: same exported_at, language, kept
-    fields. ``lang`` given explicitly overrides the language recorded in ``thread.json``."""
-    kept: dict[str, Any] = {}
-    if record.get("remote_deleted"):
-        kept["remote_deleted"] = record["remote_deleted"]
-    exported = record.get("exported_at")
-    stored_lang = record.get("lang")
-    return RenderContext(
-        exported_at=exported if isinstance(exported, str) else "",
-        lang=lang or (stored_lang if stored_lang in ("en", "zh") else "en"),
-        account=account,
-        kept_record=kept,
-    )
 
 
 Renderer = Callable[[ThreadInput, RenderContext], RenderResult]
@@ -336,25 +208,8 @@ def _mp_context() -> BaseContext:
 
 
 def apply(archive: Archive, rendered: Rendered) -> tuple[int, int]:
-    """Write a thread's changed files atomically and remove stale ones; return the counts."""
-    folder = archive.folder(rendered.rel_path)
-    written = 0
-    for rel in sorted(k for k in rendered.changed if k != THREAD_JSON):
-        written += write_atomic(safe_join(folder, *rel.split("/")), rendered.changed[rel])
-    if THREAD_JSON in rendered.changed:
-        written += write_atomic(folder / THREAD_JSON, rendered.changed[THREAD_JSON])
-    removed = 0
-    for rel in rendered.stale:
-        try:
-            safe_join(folder, *rel.split("/")).unlink()
-            removed += 1
-        except FileNotFoundError:
-            pass
-    if removed:
-        fsync_dir(folder)
-    if written or removed:
-        archive.update_files(rendered.uuid, rendered.changed, rendered.stale)
-    return written, removed
+    """Hand a thread's re-render plan to the archive's writer; return (written, removed)."""
+    return archive.writer.apply(rendered.plan())
 
 
 def rerender(
@@ -393,9 +248,6 @@ def rerender(
             summary.removed_files += len(rendered.stale)
             continue
         written, removed = apply(archive, rendered)
-        row = archive.get(rendered.uuid) if THREAD_JSON in rendered.changed else None
-        if row is not None and row.degraded_turns != rendered.degraded_turns:
-            archive.index.upsert(row.uuid, row.account, degraded_turns=rendered.degraded_turns)
         summary.rewritten_files += written
         summary.unchanged_files += len(rendered.changed) - written
         summary.removed_files += removed

@@ -4,9 +4,11 @@ Checks, for every thread the index marks done: the folder, the raw files and the
 exist; ``thread.json`` parses and agrees with the index (uuid, mode, folder); the completeness
 record holds (complete, page counts match the raw files, each page asked for the cursor the
 previous page gave: no cursor gap); a re-render from the raw files reproduces the stored bytes
-(the re-render machinery in dry mode); the ``assets/manifest.json`` files exist with their
-sha256. Archive-wide: no temp file of an interrupted atomic write remains, and the answer
-variant registry parses and holds no (thread, entry) line repeated with identical content.
+(the re-render's plan, computed and never applied, must write nothing); the raw files have
+the size and sha256 the index recorded when the writer wrote them; the
+``assets/manifest.json`` files exist with their sha256. Archive-wide: no temp file of an
+interrupted atomic write remains, and the answer variant registry parses and holds no
+(thread, entry) line repeated with identical content.
 Read-only: verify never writes.
 """
 
@@ -22,6 +24,7 @@ import orjson
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.rawfile import decode_raw_pages
+from pplx_archiver.core.writes import DerivedUpdate
 from pplx_archiver.errors import PayloadError, StoreError
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join
 from pplx_archiver.shell.archive.index import ThreadRow
@@ -82,6 +85,7 @@ def _check_thread(archive: Archive, row: ThreadRow) -> Iterator[Problem]:
         return
     if not (folder / RAW_ENTRIES).is_file():
         yield Problem("missing_raw", f"{rel}/{RAW_ENTRIES}", "raw file missing")
+    yield from _check_raw_records(rel, folder, row)
     for name in DERIVED_REQUIRED:
         if not (folder / name).is_file():
             yield Problem("missing_derived", f"{rel}/{name}", "derived file missing")
@@ -96,6 +100,21 @@ def _check_thread(archive: Archive, row: ThreadRow) -> Iterator[Problem]:
         yield Problem("bad_thread_json", f"{rel}/{THREAD_JSON}", "not a JSON object")
         return
     yield from _check_record(rel, folder, row, record)
+
+
+def _check_raw_records(rel: str, folder: Path, row: ThreadRow) -> Iterator[Problem]:
+    """Raw files against the size and sha256 the index recorded at their last write."""
+    recorded = row.files if isinstance(row.files, Mapping) else {}
+    for name in (RAW_ENTRIES, RAW_BLOCKS):
+        expected = recorded.get(name)
+        if not isinstance(expected, list | tuple) or len(expected) != 2:
+            continue
+        try:
+            data = (folder / name).read_bytes()
+        except OSError:
+            continue  # a missing raw file is reported as such
+        if len(data) != expected[0] or hashlib.sha256(data).hexdigest() != expected[1]:
+            yield Problem("raw_changed", f"{rel}/{name}", "not the bytes the archive wrote")
 
 
 def _check_record(
@@ -230,6 +249,18 @@ def _check_registry(archive: Archive) -> Iterator[Problem]:
         seen[key] = record
 
 
+def plan_problems(plan: DerivedUpdate) -> Iterator[Problem]:
+    """A re-render plan compared with the disk: a sound thread's plan writes nothing."""
+    for rel in sorted(plan.changed):
+        where = f"{plan.rel_path}/{rel}"
+        yield Problem(
+            "rerender_mismatch", where, "re-rendering the raw files gives different bytes"
+        )
+    for rel in plan.stale:
+        where = f"{plan.rel_path}/{rel}"
+        yield Problem("stale_derived", where, "a re-render does not produce it")
+
+
 def degraded_summary(archive: Archive) -> tuple[int, int]:
     """(degraded turns, threads with any) over the done threads, from the index."""
     counts = [r.degraded_turns for r in archive.iter_threads("done") if r.degraded_turns]
@@ -260,20 +291,7 @@ def verify(
         if rendered.error is not None:
             problems.append(Problem("rerender_failed", rendered.rel_path, rendered.error))
             continue
-        for rel in sorted(rendered.changed):
-            problems.append(
-                Problem(
-                    "rerender_mismatch",
-                    f"{rendered.rel_path}/{rel}",
-                    "re-rendering the raw files gives different bytes",
-                )
-            )
-        for rel in rendered.stale:
-            problems.append(
-                Problem(
-                    "stale_derived", f"{rendered.rel_path}/{rel}", "a re-render does not produce it"
-                )
-            )
+        problems.extend(plan_problems(rendered.plan()))
     problems.extend(_check_temp_files(archive.out))
     problems.extend(_check_registry(archive))
     return problems

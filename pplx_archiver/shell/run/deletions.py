@@ -2,9 +2,10 @@
 
 Candidates are threads the index holds as ``done`` whose uuid the current, complete listing
 does not contain. Offline they are only reported. Online each is confirmed with one thread
-request: ``ENTRY_DELETED`` / ``ENTRY_EXPIRED`` / 404 confirm it (``remote_deleted`` is written
-into its ``thread.json`` once and the index marks it terminal); a thread that answers is a
-false positive; a server or network error leaves it for the next run. Archive files are
+request: ``ENTRY_DELETED`` / ``ENTRY_EXPIRED`` / 404 confirm it (a
+:class:`~pplx_archiver.core.writes.Tombstone` plan for the archive's writer: ``remote_deleted``
+is written into its ``thread.json`` once and the index marks it terminal); a thread that
+answers is a false positive; a server or network error leaves it for the next run. Archive files are
 never deleted or moved. An empty listing while the archive holds threads means a broken
 session, never "everything was deleted".
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from pplx_archiver.core.writes import Tombstone
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -98,7 +100,6 @@ async def confirm(api: JsonApi, archive: Archive, report: DeletionReport) -> Non
             report.still_present.append(uuid)
             log.info("DELETION_FALSE_POSITIVE", thread_uuid=uuid)
             continue
-        archive.set_remote_deleted(uuid, _now())
-        archive.mark_terminal(uuid, state)
+        archive.writer.apply(Tombstone(uuid, state, _now()))
         report.confirmed.append((uuid, state))
         log.warning("THREAD_REMOTE_DELETED", thread_uuid=uuid, state=state)

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from pplx_archiver.core.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult
 from pplx_archiver.core.paginate import PagingRecord
+from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import ConfigError, IdentityMismatchError
 from pplx_archiver.shell.archive.assets import AssetOutcome, AssetSession, current_session
 
@@ -62,20 +62,21 @@ class FetchedThread:
     def requests(self) -> int:
         return self.plain.record.pages + (self.blocks.record.pages if self.blocks else 0)
 
-    @property
-    def extra_files(self) -> Mapping[str, bytes]:
-        """Files to write besides the render's: ``assets/manifest.json`` and inline assets."""
-        return self.assets.files if self.assets is not None else {}
-
-    @property
-    def staged_files(self) -> Mapping[str, Path]:
-        """Downloaded asset files to move into the thread folder (relative path → file)."""
-        return self.assets.staged if self.assets is not None else {}
-
-    @property
-    def assets_complete(self) -> bool:
-        """False when an asset version failed: the thread is retried by the next run."""
-        return self.assets.complete if self.assets is not None else True
+    def commit_plan(self, account: str, run_id: int | None) -> ThreadCommit:
+        """The writer's plan of this thread: raw files, rendering, assets, index row."""
+        assets = self.assets
+        return ThreadCommit(
+            account=account,
+            result=self.result,
+            raw_entries=self.plain.raw_file,
+            raw_blocks=self.blocks.raw_file if self.blocks is not None else None,
+            listing=self.row,
+            listing_updated_at=self.row.updated_at,
+            extra_files=assets.files if assets is not None else {},
+            staged=assets.staged if assets is not None else (),
+            assets_complete=assets.complete if assets is not None else True,
+            run_id=run_id,
+        )
 
 
 def _fetched(plan: FlavourPlan | None) -> FetchedPages | None:

@@ -200,7 +200,7 @@ async def run_command(
                     summary = run.summary
                     listing_finished = run.listing_finished
             if spaces is not None and not options.dry_run:  # --include-spaces: index pages
-                spaces.write_pages(settings.out_dir)
+                spaces.write_pages(archive.writer)
             if getattr(opts, "check_deleted", False) and not options.dry_run:
                 report = DeletionReport(listed=summary.listed)
                 report.candidates = find_candidates(archive, run.listed_ids, summary.listed)

@@ -26,6 +26,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import ListingRow, RenderContext
+from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -99,7 +100,7 @@ class Store(Protocol):
 
     def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
 
-    def commit(self, fetched: FetchedThread, run_id: int, account: str) -> Mapping[str, Any]: ...
+    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
 
@@ -299,7 +300,7 @@ class Run:
             self.summary.skipped_mode += 1
             self.progress("skipped", self.summary)
             return
-        info = self.store.commit(fetched, self.run_id, self.options.account)
+        info = self.store.commit(fetched.commit_plan(self.options.account, self.run_id))
         for finding in result.findings:
             if finding.event == "ANSWER_VARIANT_DETECTED":
                 continue  # logged below from the registry records, with source

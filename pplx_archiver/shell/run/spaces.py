@@ -11,10 +11,10 @@ Others' threads are archived under their author's account folder
 (``<out>/<sanitized author>/<mode>/…``): :class:`SpaceAwareStore` wraps the store and picks
 the account folder per thread.
 
-After the run :func:`write_space_pages` writes ``spaces/<slug>.md`` (one page per space:
-title, description, instructions, owner, members, and a table of its threads with relative
-links to their ``conversation.md``) and ``spaces/spaces.json`` under the archive root, each
-atomically and with deterministic bytes (nothing time-dependent; same archive → same bytes).
+After the run :func:`write_space_pages` hands the archive's writer ``spaces/<slug>.md`` (one
+page per space: title, description, instructions, owner, members, and a table of its threads
+with relative links to their ``conversation.md``) and ``spaces/spaces.json`` under the archive
+root; their content is the core's (:mod:`pplx_archiver.core.space_pages`, deterministic).
 
 Events: ``SPACE_LISTED`` (``slug``, ``threads``, ``others_threads``), ``SPACE_SKIPPED``
 (``slug``, ``reason``), ``SPACES_WRITTEN`` (``spaces``, ``path``).
@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
-
 from pplx_archiver.core import plan as planning
-from pplx_archiver.core.layout import normalize_timestamp_key, safe_component
-from pplx_archiver.core.markdown import bullet, fence, heading, md_table, single_line
+from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.space_pages import SPACES_DIR, SpaceInfo, StoredThread, space_files
+from pplx_archiver.core.space_pages import render_space_page as render_space_page
+from pplx_archiver.core.space_pages import space_record as core_space_record
+from pplx_archiver.core.writes import RootFiles, ThreadCommit
 from pplx_archiver.errors import FetchError, PayloadError
 from pplx_archiver.logconfig import get_logger
-from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
 from pplx_archiver.shell.net.listing import (
     JsonClient,
     Space,
@@ -46,8 +44,6 @@ from pplx_archiver.shell.net.listing import (
     list_spaces,
 )
 
-SPACES_DIR = "spaces"
-SPACES_JSON = "spaces.json"
 SPACE_LISTED = "SPACE_LISTED"
 SPACE_SKIPPED = "SPACE_SKIPPED"
 SPACES_WRITTEN = "SPACES_WRITTEN"
@@ -185,7 +181,7 @@ class SpaceCollector:
 class _Store(Protocol):
     def stored_state(self, thread_uuid: str) -> Any: ...
 
-    def commit(self, fetched: Any, run_id: int, account: str) -> Mapping[str, Any]: ...
+    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
 
@@ -213,9 +209,11 @@ class SpaceAwareStore:
         """As the wrapped store."""
         return self._store.stored_state(thread_uuid)
 
-    def commit(self, fetched: Any, run_id: int, account: str) -> Mapping[str, Any]:
+    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
         """Commit under the thread's account folder (see :meth:`account_for`)."""
-        return self._store.commit(fetched, run_id, self.account_for(fetched.row, account))
+        if plan.listing is not None:
+            plan = dataclasses.replace(plan, account=self.account_for(plan.listing, plan.account))
+        return self._store.commit(plan)
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None:
         """As the wrapped store."""
@@ -240,110 +238,53 @@ class _Index(Protocol):
     def get(self, uuid: str) -> Any: ...
 
 
-def _page_names(spaces: Sequence[SpaceThreads]) -> dict[str, str]:
-    """Space uuid → page file name (sanitized slug; uuid-qualified when two collide)."""
-    names: dict[str, str] = {}
-    taken: set[str] = set()
-    for entry in sorted(spaces, key=lambda e: (e.space.slug, e.space.uuid)):
-        base = safe_component(entry.space.slug, fallback="space", max_len=100)
-        name = f"{base}.md"
-        if name.lower() in taken:
-            name = f"{base}~{safe_component(entry.space.uuid, max_len=40)}.md"
-        taken.add(name.lower())
-        names[entry.space.uuid] = name
-    return names
+class _Writer(Protocol):
+    def apply(self, plan: RootFiles) -> int: ...
 
 
-def _thread_records(entry: SpaceThreads, archive: _Index) -> list[dict[str, Any]]:
-    records = []
-    for row in entry.rows:
-        stored = archive.get(row.thread_id)
-        path = stored.path if stored is not None and stored.status == "done" else None
-        records.append(
-            {
-                "uuid": row.thread_id,
-                "title": row.title,
-                "author": row.author,
-                "updated_at": row.updated_at,
-                "status": stored.status if stored is not None else "not archived",
-                "path": path,
-            }
-        )
-    records.sort(key=lambda r: (normalize_timestamp_key(r["updated_at"]), r["uuid"]))
-    records.reverse()
-    return records
+def space_info(entry: SpaceThreads) -> SpaceInfo:
+    """The core's view of a listed space (:mod:`pplx_archiver.core.space_pages`)."""
+    space = entry.space
+    return SpaceInfo(
+        uuid=space.uuid,
+        slug=space.slug,
+        title=space.title,
+        emoji=space.emoji,
+        description=space.description,
+        instructions=space.instructions,
+        user_permission=space.user_permission,
+        owner=entry.owner,
+        members=entry.members,
+        rows=entry.rows,
+    )
+
+
+def _stored(spaces: Sequence[SpaceThreads], archive: _Index) -> dict[str, StoredThread]:
+    stored: dict[str, StoredThread] = {}
+    for entry in spaces:
+        for row in entry.rows:
+            known = archive.get(row.thread_id)
+            if known is not None:
+                stored[row.thread_id] = StoredThread(known.status, known.path)
+    return stored
 
 
 def space_record(entry: SpaceThreads, archive: _Index, page: str) -> dict[str, Any]:
     """The ``spaces.json`` record of one space."""
-    space = entry.space
-    return {
-        "uuid": space.uuid,
-        "slug": space.slug,
-        "title": space.title,
-        "emoji": space.emoji,
-        "description": space.description,
-        "instructions": space.instructions,
-        "owner": entry.owner,
-        "members": list(entry.members),
-        "user_permission": space.user_permission,
-        "page": f"{SPACES_DIR}/{page}",
-        "threads": _thread_records(entry, archive),
-    }
+    return core_space_record(space_info(entry), _stored([entry], archive), page)
 
 
-def _link(path: str | None) -> str:
-    """A relative link from ``spaces/<page>.md`` to a thread folder's ``conversation.md``."""
-    if not path:
-        return ""
-    target = "/".join(urllib.parse.quote(part, safe="") for part in path.split("/"))
-    return f"[conversation](../{target}/conversation.md)"
+def space_pages_plan(spaces: Sequence[SpaceThreads], archive: _Index) -> RootFiles:
+    """The writer's plan of ``spaces/<slug>.md`` and ``spaces/spaces.json``."""
+    infos = [space_info(entry) for entry in spaces]
+    return RootFiles(space_files(infos, _stored(spaces, archive)))
 
 
-def render_space_page(record: Mapping[str, Any]) -> str:
-    """The Markdown index page of one space (deterministic for equal records)."""
-    members = ", ".join(record["members"]) or "none listed"
-    parts = [
-        heading(1, record["title"] or record["slug"]),
-        "\n",
-        bullet(f"slug: {record['slug']}"),
-        bullet(f"owner: {record['owner'] or 'unknown'}"),
-        bullet(f"members: {members}"),
-        bullet(f"threads: {len(record['threads'])}"),
-    ]
-    if record["description"]:
-        parts += ["\n", heading(2, "Description"), "\n", single_line(record["description"]), "\n"]
-    if record["instructions"]:
-        parts += ["\n", heading(2, "Instructions"), "\n", fence(record["instructions"])]
-    parts += ["\n", heading(2, "Threads"), "\n"]
-    if not record["threads"]:
-        parts.append("No threads.\n")
-    else:
-        rows = [
-            [t["title"] or t["uuid"], t["author"], t["updated_at"], t["status"], _link(t["path"])]
-            for t in record["threads"]
-        ]
-        parts.append(md_table(["title", "author", "updated", "status", "archive"], rows))
-    return "".join(parts)
-
-
-def write_space_pages(out: Path, spaces: Sequence[SpaceThreads], archive: _Index) -> int:
-    """Write ``spaces/<slug>.md`` and ``spaces/spaces.json``; return the files written."""
-    names = _page_names(spaces)
-    records = [
-        space_record(entry, archive, names[entry.space.uuid])
-        for entry in sorted(spaces, key=lambda e: (e.space.slug, e.space.uuid))
-    ]
-    folder = safe_join(out, SPACES_DIR)
-    written = 0
-    for record in records:
-        page = record["page"].split("/", 1)[1]
-        data = render_space_page(record).encode()
-        written += write_atomic(safe_join(folder, page), data)
-    doc = {"format": 1, "spaces": records}
-    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
-    written += write_atomic(safe_join(folder, SPACES_JSON), data)
-    get_logger().info(SPACES_WRITTEN, spaces=len(records), path=SPACES_DIR)
+def write_space_pages(writer: _Writer, spaces: Sequence[SpaceThreads], archive: _Index) -> int:
+    """Apply the space pages plan; return the files written."""
+    plan = space_pages_plan(spaces, archive)
+    written = writer.apply(plan)
+    get_logger().info(SPACES_WRITTEN, spaces=len(spaces), path=SPACES_DIR)
     return written
 
 
@@ -381,6 +322,6 @@ class SpacesHook:
         """The run's listing (see :meth:`SpaceCollector.rows`)."""
         return self.collector.rows()
 
-    def write_pages(self, out: Path) -> int:
+    def write_pages(self, writer: _Writer) -> int:
         """Write the space pages after the run (see :func:`write_space_pages`)."""
-        return write_space_pages(out, self.collector.spaces, self.archive)
+        return write_space_pages(writer, self.collector.spaces, self.archive)

@@ -1,0 +1,152 @@
+"""A thread commit resolved against the index and the disk, before the writer applies it.
+
+:func:`prepare` reads only: the thread's folder (claimed for its uuid), whether it moves, the
+files whose bytes changed, the stale derived files and the write order. The writer applies
+the result; ``--dry-run`` and tests can look at it without writing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.files import (
+    ASSETS_DIR,
+    RAW_BLOCKS,
+    RAW_ENTRIES,
+    RAW_FILES,
+    THREAD_JSON,
+    check_file_key,
+    derived_files_on_disk,
+    listing_to_json,
+    recorded_file_keys,
+    str_or_none,
+    with_remote_deleted,
+)
+from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
+
+if TYPE_CHECKING:
+    from pplx_archiver.shell.archive.index import ThreadRow
+    from pplx_archiver.shell.archive.store import Archive
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommitOutcome:
+    """What one commit did: the folder (relative to ``out``), files written/unchanged/removed."""
+
+    path: str
+    written: int
+    unchanged: int
+    moved_from: str | None = None
+    removed: int = 0
+
+    def as_fields(self) -> dict[str, Any]:
+        """Log fields for ``THREAD_ARCHIVED``."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PreparedCommit:
+    """A thread commit resolved against the index and the disk: what :meth:`apply` will do.
+
+    ``order`` is the write order of ``wanted``; ``changed`` the keys whose bytes differ from
+    the stored ones (and every staged file); ``stale`` the derived files to remove.
+    """
+
+    plan: ThreadCommit
+    rel: str
+    target: Path
+    moving_from: str | None
+    wanted: Mapping[str, bytes]
+    order: tuple[str, ...]
+    changed: tuple[str, ...]
+    stale: tuple[str, ...]
+    previous: ThreadRow | None
+
+
+def write_order(wanted: Mapping[str, bytes], derived: Iterable[str]) -> tuple[str, ...]:
+    """Raw files, then extra files (assets), then derived files; thread.json last."""
+    derived = set(derived)
+    order = [k for k in wanted if k in RAW_FILES]
+    order += [k for k in wanted if k not in RAW_FILES and k not in derived]
+    order += sorted(k for k in derived if k != THREAD_JSON)
+    order += [THREAD_JSON] if THREAD_JSON in derived else []
+    return tuple(order)
+
+
+def file_records(files: Mapping[str, bytes]) -> dict[str, list[Any]]:
+    return {
+        key: [len(data), hashlib.sha256(data).hexdigest()]
+        for key, data in sorted(files.items())
+        if recorded_file_keys(key)
+    }
+
+
+def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
+    """Resolve a commit against the index and the disk (reads only)."""
+    result = plan.result
+    files = dict(result.files)
+    for rel in (*files, *plan.extra_files, *(s.rel for s in plan.staged)):
+        check_file_key(rel)
+    for staged in plan.staged:
+        if not staged.rel.startswith(ASSETS_DIR + "/"):
+            raise StoreError(f"refusing staged file {staged.rel!r}: only assets/ is staged")
+    previous = arc.index.get(result.thread_uuid)
+    if previous is not None and previous.remote_deleted and THREAD_JSON in files:
+        files[THREAD_JSON] = with_remote_deleted(files[THREAD_JSON], previous.remote_deleted)
+    rel = arc.claim_path(result.thread_uuid, arc.thread_rel_path(plan.account, result.dir_name))
+    old_rel = previous.path if previous is not None and previous.path else None
+    moving = old_rel is not None and old_rel != rel and arc.folder(old_rel).is_dir()
+    source = arc.folder(old_rel) if moving and old_rel else arc.folder(rel)
+    wanted: dict[str, bytes] = {RAW_ENTRIES: plan.raw_entries}
+    if plan.raw_blocks is not None:
+        wanted[RAW_BLOCKS] = plan.raw_blocks
+    wanted.update(plan.extra_files)
+    wanted.update(files)
+    changed = [k for k in wanted if not same_bytes(safe_join(source, *k.split("/")), wanted[k])]
+    changed += [s.rel for s in plan.staged]  # staged asset files always land
+    return PreparedCommit(
+        plan=plan,
+        rel=rel,
+        target=arc.folder(rel),
+        moving_from=old_rel if moving else None,
+        wanted=wanted,
+        order=write_order(wanted, files),
+        changed=tuple(changed),
+        stale=tuple(sorted(derived_files_on_disk(source) - set(files))),
+        previous=previous,
+    )
+
+
+def index_fields(arc: Archive, prep: PreparedCommit) -> dict[str, Any]:
+    """The index row of a committed thread."""
+    plan, record, previous = prep.plan, prep.plan.result.record, prep.previous
+    completeness = record.get("completeness")
+    if not plan.assets_complete and isinstance(completeness, Mapping):
+        completeness = {**completeness, "assets_complete": False}
+    interruptions = record.get("interruptions")
+    listing: Any = listing_to_json(plan.listing) if plan.listing is not None else None
+    if plan.listing is None and previous is not None:
+        listing = previous.listing
+    return {
+        "mode": plan.result.mode,
+        "title": plan.result.title,
+        "path": prep.rel,
+        "last_updated": plan.listing_updated_at or str_or_none(record.get("last_updated")),
+        "created": str_or_none(record.get("created")),
+        "updated_in_run": plan.run_id,
+        "completeness": completeness if isinstance(completeness, Mapping) else None,
+        "interruptions": interruptions if isinstance(interruptions, list) else None,
+        "variant_count": len(plan.result.variants),
+        "degraded_turns": int((record.get("counts") or {}).get("degraded_turns") or 0),
+        "listing": listing
+        if plan.listing is not None
+        else (previous.listing if previous else None),
+        "archived_at": arc.now(),
+        "files": file_records(prep.wanted),
+    }

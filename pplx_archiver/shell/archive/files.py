@@ -1,0 +1,123 @@
+"""The files of a thread folder: their names, which ones the index records, and their keys.
+
+Shared by the store (reading), the writer (applying plans) and the care commands. Nothing here
+writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pplx_archiver.core.model import ListingRow, SpaceRef
+from pplx_archiver.errors import StoreError
+
+RAW_ENTRIES = "raw_entries.json"
+RAW_BLOCKS = "raw_blocks.json"
+RAW_FILES = (RAW_ENTRIES, RAW_BLOCKS)
+THREAD_JSON = "thread.json"
+ASSETS_DIR = "assets"
+INDEX_DIR = "index"
+# Top-level derived files a render may produce; anything else at the top is left alone.
+DERIVED_TOP = frozenset(
+    {"conversation.md", "sources.json", "sources.md", "thread.json", "report.md"}
+)
+_TURN_FILE = re.compile(r"^turn_\d{4,}\.md$")
+
+
+def dump_record(record: Mapping[str, Any]) -> bytes:
+    """``thread.json`` bytes of a record, as the render core serializes it."""
+    return orjson.dumps(dict(record), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+def listing_to_json(row: ListingRow | None) -> dict[str, Any] | None:
+    """A listing row as a JSON-able dict (stored in the index for offline re-render)."""
+    if row is None:
+        return None
+    return dataclasses.asdict(row)
+
+
+def listing_from_json(data: Mapping[str, Any] | None) -> ListingRow | None:
+    """The inverse of :func:`listing_to_json`; unknown keys are ignored."""
+    if not data:
+        return None
+    fields = {f.name for f in dataclasses.fields(ListingRow)}
+    values = {k: v for k, v in data.items() if k in fields}
+    space = values.get("space")
+    if isinstance(space, Mapping):
+        values["space"] = SpaceRef(
+            uuid=str(space.get("uuid", "")),
+            slug=str(space.get("slug", "")),
+            title=str(space.get("title", "")),
+        )
+    if "thread_id" not in values:
+        return None
+    return ListingRow(**values)
+
+
+def derived_files_on_disk(folder: Path) -> set[str]:
+    """Relative paths of the derived files present in a thread folder."""
+    found: set[str] = set()
+    if not folder.is_dir():
+        return found
+    for child in folder.iterdir():
+        if child.is_file() and child.name in DERIVED_TOP:
+            found.add(child.name)
+    turns = folder / "turns"
+    if turns.is_dir():
+        for child in turns.iterdir():
+            if child.is_file() and _TURN_FILE.match(child.name):
+                found.add(f"turns/{child.name}")
+    return found
+
+
+def recorded_file_keys(rel: str) -> bool:
+    """True for the files whose size and hash the index records: raw, derived, manifest."""
+    if rel in RAW_FILES or rel in DERIVED_TOP or rel == f"{ASSETS_DIR}/manifest.json":
+        return True
+    parts = rel.split("/")
+    return len(parts) == 2 and parts[0] == "turns" and bool(_TURN_FILE.match(parts[1]))
+
+
+def check_file_key(rel: str) -> None:
+    """Refuse file keys that are raw files, assets or not plain relative paths."""
+    check_relative(rel)
+    if rel in RAW_FILES:
+        raise StoreError(f"{rel}: raw files are written by the store, not by a render")
+
+
+def check_relative(rel: str) -> None:
+    """Refuse a key that is not a plain relative ``/``-separated path."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise StoreError(f"refusing file name {rel!r}")
+
+
+def load_record(data: bytes, path: Path) -> dict[str, Any]:
+    """A ``thread.json`` object; StoreError naming the file when it is not one."""
+    try:
+        record = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise StoreError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(record, dict):
+        raise StoreError(f"{path}: expected a JSON object")
+    return record
+
+
+def with_remote_deleted(data: bytes, timestamp: str) -> bytes:
+    """``thread.json`` bytes with ``remote_deleted`` set unless it already is."""
+    record = load_record(data, Path(THREAD_JSON))
+    if record.get("remote_deleted"):
+        return data
+    record["remote_deleted"] = timestamp
+    return dump_record(record)
+
+
+def str_or_none(value: Any) -> str | None:
+    """``value`` when it is a string."""
+    return value if isinstance(value, str) else None

@@ -1,0 +1,233 @@
+"""The schema of ``index/archive.sqlite``, its migrations, row types and connection helpers.
+
+Used by :class:`~pplx_archiver.shell.archive.index.Index`; see there for the statuses.
+
+Schema version 2 adds ``not_found`` and the ``files`` column: the size and SHA-256 of every
+file of the thread folder as the last commit wrote it, so a sync can notice missing or
+altered files without parsing them. Version 1 indexes are migrated in place when opened for
+writing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sqlite3
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pplx_archiver.errors import IndexCorruptError, StoreError
+
+SCHEMA_VERSION = 3
+STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
+TERMINAL_STATUSES = ("deleted", "expired", "not_found")
+REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS threads (
+    uuid             TEXT PRIMARY KEY,
+    account          TEXT NOT NULL,
+    mode             TEXT,
+    title            TEXT,
+    path             TEXT,
+    status           TEXT NOT NULL
+                     CHECK (status IN ('done','failed','deleted','expired','pending',
+                                       'not_found')),
+    last_updated     TEXT,
+    last_updated_key TEXT,
+    created          TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    error            TEXT,
+    error_path       TEXT,
+    updated_in_run   INTEGER,
+    remote_deleted   TEXT,
+    completeness     TEXT,
+    interruptions    TEXT,
+    variant_count    INTEGER NOT NULL DEFAULT 0,
+    listing          TEXT,
+    archived_at      TEXT,
+    first_failed_at  TEXT,
+    last_failed_at   TEXT,
+    files            TEXT,
+    degraded_turns   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS threads_status ON threads (status);
+CREATE INDEX IF NOT EXISTS threads_path ON threads (path);
+CREATE TABLE IF NOT EXISTS runs (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    command     TEXT NOT NULL,
+    started_at  TEXT NOT NULL,
+    finished_at TEXT,
+    summary     TEXT,
+    exit_code   INTEGER,
+    log_file    TEXT
+);
+CREATE TABLE IF NOT EXISTS variants (
+    thread_uuid    TEXT NOT NULL,
+    entry_uuid     TEXT NOT NULL,
+    record         TEXT NOT NULL,
+    first_seen_run INTEGER,
+    PRIMARY KEY (thread_uuid, entry_uuid)
+);
+"""
+
+JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")
+
+# Schema migrations: version N-1 → N, run in order inside the opening transaction; a step is
+# SQL statements or a function (3 rebuilds the threads table, defined below).
+MIGRATIONS: dict[int, tuple[str, ...] | Callable[[sqlite3.Connection], None]] = {
+    # 2: run history (exit code, log file) and when a failing thread first and last failed;
+    # threads failing before the upgrade get their last run's start as both dates.
+    2: (
+        "ALTER TABLE runs ADD COLUMN exit_code INTEGER",
+        "ALTER TABLE runs ADD COLUMN log_file TEXT",
+        "ALTER TABLE threads ADD COLUMN first_failed_at TEXT",
+        "ALTER TABLE threads ADD COLUMN last_failed_at TEXT",
+        "UPDATE runs SET exit_code = json_extract(summary, '$.exit_code') "
+        "WHERE summary IS NOT NULL AND json_valid(summary)",
+        "UPDATE threads SET last_failed_at = "
+        "(SELECT started_at FROM runs WHERE runs.id = threads.updated_in_run) "
+        "WHERE status = 'failed'",
+        "UPDATE threads SET first_failed_at = last_failed_at WHERE status = 'failed'",
+    ),
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadRow:
+    """One thread's state as the index records it (JSON columns decoded)."""
+
+    uuid: str
+    account: str
+    mode: str | None
+    title: str | None
+    path: str | None
+    status: str
+    last_updated: str | None
+    last_updated_key: str | None
+    created: str | None
+    attempts: int
+    error: str | None
+    error_path: str | None
+    updated_in_run: int | None
+    remote_deleted: str | None
+    completeness: Mapping[str, Any] | None
+    interruptions: Sequence[Mapping[str, Any]] | None
+    variant_count: int
+    listing: Mapping[str, Any] | None
+    archived_at: str | None
+    first_failed_at: str | None = None
+    last_failed_at: str | None = None
+    files: Mapping[str, Any] | None = None
+    degraded_turns: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunRow:
+    """One command run: what ran, when, and its summary."""
+
+    id: int
+    command: str
+    started_at: str
+    finished_at: str | None
+    summary: Mapping[str, Any] | None
+    exit_code: int | None = None
+    log_file: str | None = None
+
+
+def dumps(value: Any) -> str | None:
+    if value is None:
+        return None
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+
+
+def loads(value: str | None) -> Any:
+    return None if value is None else orjson.loads(value)
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def run_row(r: sqlite3.Row) -> RunRow:
+    return RunRow(
+        id=r["id"],
+        command=r["command"],
+        started_at=r["started_at"],
+        finished_at=r["finished_at"],
+        summary=loads(r["summary"]),
+        exit_code=r["exit_code"],
+        log_file=r["log_file"],
+    )
+
+
+def db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
+    """The project's error for an SQLite failure: the path, the reason and a hint."""
+    text = str(exc)
+    lowered = text.lower()
+    if "full" in lowered:
+        return StoreError(f"{path}: {what}: {text}; free disk space and run the command again")
+    if "readonly" in lowered or "read-only" in lowered:
+        return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+    if "malformed" in lowered or "not a database" in lowered or "no such table" in lowered:
+        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+    return StoreError(f"{path}: {what}: {text}")
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open the index with ``mode=ro``; fall back to ``immutable=1`` on a read-only folder.
+
+    A WAL database needs its ``-shm`` file to be read; on a read-only folder where no writer
+    left one, SQLite cannot create it. No writer can be running there, so the immutable
+    open (no locking, no shared memory) reads the same data.
+    """
+    if not path.is_file():
+        raise StoreError(f"{path}: no index here")
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if os.access(path.parent, os.W_OK) and "unable to open" not in str(exc):
+            raise
+    return sqlite3.connect(
+        uri + "&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+    )
+
+
+def migrate_status_and_files(db: sqlite3.Connection) -> None:
+    """Schema 2 → 3: the ``not_found`` status (rebuilt CHECK) and the ``files`` column."""
+    columns = [r[1] for r in db.execute("PRAGMA table_info(threads)")]
+    db.execute("ALTER TABLE threads RENAME TO threads_v1")
+    db.execute("DROP INDEX IF EXISTS threads_status")
+    db.execute("DROP INDEX IF EXISTS threads_path")
+    create = SCHEMA.split("CREATE TABLE IF NOT EXISTS threads")[1].split(";")[0]
+    db.execute("CREATE TABLE threads" + create)
+    names = ", ".join(columns)
+    db.execute(f"INSERT INTO threads ({names}) SELECT {names} FROM threads_v1")
+    db.execute("DROP TABLE threads_v1")
+
+
+MIGRATIONS[3] = migrate_status_and_files
+
+ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)")
+
+
+def column_exists(db: sqlite3.Connection, statement: str) -> bool:
+    """Whether ``statement`` adds a column the table already has (a migration met halfway)."""
+    match = ADD_COLUMN.match(statement)
+    if match is None:
+        return False
+    table, column = match.groups()
+    return any(r[1] == column for r in db.execute(f"PRAGMA table_info({table})"))
