@@ -209,7 +209,12 @@ class _Renderer:
         self.url = f"{BASE_URL}/{route}/{self.uuid}"
         self.payloads = collect_payloads(thread.background)
         self.placement = place(thread.entries, self.payloads)
-        self.scope = Scope(lang=self.lang, thread_uuid=self.uuid, by_id=self.placement.by_id)
+        self.scope = Scope(
+            lang=self.lang,
+            thread_uuid=self.uuid,
+            by_id=self.placement.by_id,
+            locked=thread.locked_reason,
+        )
         self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
         self.prose: list[TurnProse] = []
         self.parts: list[TurnParts] = []
@@ -322,7 +327,9 @@ class _Renderer:
         work: list[str] = []
         heading_note = ""
         if workflow is not None:
-            kind = kind_of(workflow.status, workflow.locked_reason or entry.locked_reason)
+            kind = kind_of(
+                workflow.status, workflow.locked_reason or entry.locked_reason or scope.locked
+            )
             if kind is not None:
                 scope.interruptions.append(record(where, kind, workflow.headline, workflow.status))
             heading_note = annotation(kind, self.lang)

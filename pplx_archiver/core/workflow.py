@@ -37,6 +37,7 @@ class Scope:
     lang: str
     thread_uuid: str
     by_id: Mapping[str, Sequence[Payload]]
+    locked: str = ""  # the thread's own lock reason (thread_metadata.locked_reason)
     findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
     rendered_payloads: set[int] = dataclasses.field(default_factory=set)
@@ -259,7 +260,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
 
 def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> str:
     """One council member: rounds of queries and sources, then its full answer."""
-    kind = kind_of(workflow.status, workflow.locked_reason)
+    kind = kind_of(workflow.status, workflow.locked_reason or scope.locked)
     name = workflow.model or workflow.headline or "?"
     summary = f"{scope.label('council_member')}: {name}{annotation(kind, scope.lang)}"
     if kind is not None:  # every annotated interruption is recorded
@@ -299,7 +300,7 @@ def render_subagent(
     """A sub-agent block: heading with annotation, prompt, steps, conclusion, citations."""
     shown = workflow or anchor
     status = workflow.status if workflow is not None else (anchor.status if anchor else "")
-    kind = kind_of(status, locked)
+    kind = kind_of(status, locked or scope.locked)
     headline = ""
     if shown is not None:
         headline = shown.headline or (anchor.headline if anchor else "")

@@ -123,3 +123,24 @@ def test_canceled_council_member_and_stepless_subagent_are_recorded() -> None:
     assert ("turn_0002/subagent", "interrupted") in found
     turn = result.files["turns/turn_0001.md"].decode()
     assert "⛔ canceled" in turn
+
+
+def test_thread_locked_reason_makes_a_limit_interruption() -> None:
+    """``thread_metadata.locked_reason`` alone makes an awaiting workflow limit-interrupted."""
+    awaiting = b.workflow([b.step([b.text_item("partial")])], "WORKFLOW_AWAITING_NEXT_STEPS")
+    stepless = b.workflow([b.payload("s1", "WORKFLOW_AWAITING_NEXT_STEPS", anchor=True)])
+    first = b.entry("e1", 1, blocks=[b.answer_block("a"), awaiting], search_mode="COMPUTER")
+    second = b.entry("e2", 20, blocks=[b.answer_block("b"), stepless], search_mode="COMPUTER")
+    page = b.page([first, second], locked_reason="spending_limit_exceeded")
+    result = render_thread(ThreadInput("t", (RawPage({}, page),), (RawPage({}, page),)), b.CTX)
+    kinds = {(r["location"], r["kind"]) for r in result.record["interruptions"]}
+    assert kinds == {
+        ("turn_0001", "limit_interrupted"),
+        ("turn_0002/subagent", "limit_interrupted"),
+    }
+    assert "⏸ limit-interrupted" in result.files["turns/turn_0001.md"].decode()
+    unlocked = b.page([first, second])
+    plain = render_thread(
+        ThreadInput("t", (RawPage({}, unlocked),), (RawPage({}, unlocked),)), b.CTX
+    )
+    assert {r["kind"] for r in plain.record["interruptions"]} == {"interrupted"}
