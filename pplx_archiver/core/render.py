@@ -237,8 +237,8 @@ class _Renderer:
             "degraded", self.lang, path=code(path), reason=inline(reason), more=more
         )
 
-    def turn(self, number: int, entry: Entry) -> tuple[str, tuple[str, str], tuple[WebResult, ...]]:
-        """(turn file text, (query, answer) as shown, turn citations) of one turn.
+    def turn(self, number: int, entry: Entry) -> tuple[str, TurnParts]:
+        """(turn file text, its sections) of one turn.
 
         A turn whose rendering meets a value it cannot read is rendered again from what
         the decoder recovered (query, answer, sources), as a degraded turn.
@@ -265,14 +265,19 @@ class _Renderer:
                 f"## {self.label('work_process')}{part.work_note}\n\n" + "\n\n".join(part.work)
             )
         if part.subagents:
-            parts.append(f"## {self.label('subagent_work')}\n\n" + "\n\n".join(part.subagents))
+            parts.append(f"## {self.subagent_work(part)}")
         parts.append(f"## {self.label('answer')}\n\n{part.answer}")
         unique = part.citations
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
         if part.related:
             parts.append(part.related)
-        return "\n\n".join(parts) + "\n", (part.query, part.answer), unique
+        return "\n\n".join(parts) + "\n", part
+
+    def subagent_work(self, part: TurnParts) -> str:
+        """The "Sub-agent work" section of a stub turn, without its heading marks: the same
+        text in the turn file (``##``) and in ``conversation.md`` (``###``)."""
+        return f"{self.label('subagent_work')}\n\n" + "\n\n".join(part.subagents)
 
     def plain_parts(
         self, number: int, entry: Entry, problems: tuple[tuple[str, str], ...]
@@ -409,15 +414,15 @@ class _Renderer:
     def render(self) -> RenderResult:
         thread = self.thread
         files: dict[str, bytes] = {}
-        answers: list[tuple[str, str]] = []
+        answers: list[TurnParts] = []
         all_cited: list[WebResult] = []
         for number, entry in enumerate(thread.entries, 1):
             if entry.problems:
                 self.degraded[number] = entry.problems
-            text, shown, cited = self.turn(number, entry)
+            text, part = self.turn(number, entry)
             files[f"turns/turn_{number:04d}.md"] = _md_bytes(text)
-            answers.append(shown)
-            all_cited.extend(cited)
+            answers.append(part)
+            all_cited.extend(part.citations)
         appendix: list[str] = []
         for payload in self.placement.appendix:
             all_cited.extend(workflow_sources(payload.workflow))
@@ -513,7 +518,7 @@ class _Renderer:
                 models.append(entry.display_model)
         return ", ".join(models)
 
-    def conversation(self, answers: list[tuple[str, str]], appendix: list[str]) -> str:
+    def conversation(self, answers: list[TurnParts], appendix: list[str]) -> str:
         space = self.space()
         front = [
             "---",
@@ -528,13 +533,14 @@ class _Renderer:
             "---",
         ]
         parts = ["\n".join(front), f"# {inline(self.title) or '?'}"]
-        for number, (query, shown) in enumerate(answers, 1):
+        for number, part in enumerate(answers, 1):
             note = self.note(self.degraded.get(number, ()))
+            work = f"### {self.subagent_work(part)}\n\n" if part.subagents else ""
             parts.append(
                 f"## {self.label('turn')} {number}\n\n"
                 + (f"{note}\n\n" if note else "")
-                + f"### {self.label('query')}\n\n{query}\n\n"
-                f"### {self.label('answer')}\n\n{shown}"
+                + f"### {self.label('query')}\n\n{part.query}\n\n{work}"
+                f"### {self.label('answer')}\n\n{part.answer}"
             )
         if appendix:
             parts.append(

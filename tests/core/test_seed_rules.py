@@ -8,6 +8,7 @@ from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
 from pplx_archiver.core.render import needs_blocks, render_thread
 from pplx_archiver.shell.run.pipeline import row_from_arg
 from tests.core import builders as b
+from tests.core.scenarios import SCENARIOS
 
 
 def _plain(*entries: dict[str, Any]) -> tuple[RawPage, ...]:
@@ -144,3 +145,14 @@ def test_thread_locked_reason_makes_a_limit_interruption() -> None:
         ThreadInput("t", (RawPage({}, unlocked),), (RawPage({}, unlocked),)), b.CTX
     )
     assert {r["kind"] for r in plain.record["interruptions"]} == {"interrupted"}
+
+
+def test_stub_turn_reads_the_same_in_conversation_and_turn_file() -> None:
+    """The sub-agent work of a stub turn is in conversation.md as in its turn file."""
+    result = render_thread(SCENARIOS["computer"](), b.CTX)
+    turn = result.files["turns/turn_0002.md"].decode()
+    work = turn.split("## Sub-agent work\n\n", 1)[1].split("\n\n## Answer\n\n", 1)[0]
+    assert "#### Sub-agent: Agent toolu\\_B" in work
+    conversation = result.files["conversation.md"].decode()
+    section = conversation.split("## Turn 2\n\n", 1)[1].split("\n\n## Turn 3\n\n", 1)[0]
+    assert f"### Sub-agent work\n\n{work}\n\n### Answer\n\n" in section
