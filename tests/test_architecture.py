@@ -102,8 +102,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "shell/run/monitor.py::metrics_text": "to split",
     "shell/run/runner.py::run_command": "to split",
     "shell/run/scheduler.py::_apply": "to split",
-    "core/blocks.py::decode_blocks": "to split",
-    "core/blocks.py::decode_item": "to split",
     "core/decode.py::_decode_entry": "to split",
     "core/markdown.py::_scan": "to split",
     "core/render.py::turn_parts": "to split",

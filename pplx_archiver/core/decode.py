@@ -14,13 +14,8 @@ from dataclasses import replace
 
 import orjson
 
-from pplx_archiver.core.blocks import (
-    decode_blocks,
-    decode_item,
-    plain_results,
-    web_results,
-    web_results_at,
-)
+from pplx_archiver.core.blocks import decode_blocks
+from pplx_archiver.core.items import decode_item
 from pplx_archiver.core.model import RawPage, SpaceRef
 from pplx_archiver.core.node import Node, type_name
 from pplx_archiver.core.timeparse import node_ts
@@ -34,6 +29,7 @@ from pplx_archiver.core.values import (
     Thread,
     WebResult,
 )
+from pplx_archiver.core.webresults import plain_results, web_results, web_results_at
 from pplx_archiver.errors import PayloadError
 
 _FAR_FUTURE = 1 << 62

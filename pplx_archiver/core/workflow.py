@@ -16,12 +16,12 @@ from typing import Any
 from pplx_archiver.core import labels
 from pplx_archiver.core import markdown as md
 from pplx_archiver.core.answers import workflow_answer
-from pplx_archiver.core.blocks import web_results_at
 from pplx_archiver.core.citations import dedupe, workflow_sources
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.node import Node, dump_json
 from pplx_archiver.core.subagents import Payload
 from pplx_archiver.core.values import Item, PlainStep, Step, WebResult, Workflow
+from pplx_archiver.core.webresults import web_results_at
 
 _INLINE = {ord(c): "\\" + c for c in "\\`*_[]<>#|"}  # each markup character, escaped
 _BACKTICKS = re.compile(r"`+")
