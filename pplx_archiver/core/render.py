@@ -22,7 +22,7 @@ from pplx_archiver.core.assets import assets_of
 from pplx_archiver.core.citations import dedupe, entry_sources, sources_json, workflow_sources
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.interruptions import annotation, kind_of, record
-from pplx_archiver.core.layout import thread_dir_name
+from pplx_archiver.core.layout import thread_dir_name, thread_key
 from pplx_archiver.core.model import Finding, RenderContext, RenderResult, ThreadInput
 from pplx_archiver.core.modes import detect_mode, needs_blocks
 from pplx_archiver.core.prose import ThreadProse, TurnProse, joined, sources_text
@@ -97,22 +97,11 @@ def _thread_uuid(inp: ThreadInput, thread: Thread) -> str:
     return inp.thread_id
 
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def _real_uuid(key: str, thread: Thread) -> str:
-    """The thread's uuid when it is addressed by a text slug (older threads).
-
-    Today the slug is the first entry's uuid; an older slug is words plus an id, and the
-    uuid is then the first entry's ``backend_uuid`` (else ``uuid``), else ``context_uuid``.
-    """
-    if _UUID.fullmatch(key):
-        return key
-    for entry in thread.entries:
-        for candidate in (entry.key, entry.uuid, entry.context_uuid):
-            if _UUID.fullmatch(candidate):
-                return candidate
-    return key
+def _real_uuid(address: str, thread: Thread) -> str:
+    """The thread's uuid: the address itself today (the slug is the first entry's uuid); for
+    an older text slug the first entry's ``backend_uuid`` (else ``uuid``), else
+    ``context_uuid`` — never the words of the slug."""
+    return thread_key(address, (c for e in thread.entries for c in (e.key, e.uuid, e.context_uuid)))
 
 
 def _utc(text: str) -> str:
@@ -191,8 +180,8 @@ class _Renderer:
             thread = decode_thread(inp.plain_pages, inp.blocks_pages)
         self.thread = thread
         thread = self.thread
-        self.uuid = _thread_uuid(inp, thread)
-        self.real_uuid = _real_uuid(self.uuid, thread)
+        self.address = _thread_uuid(inp, thread)  # the slug the thread is addressed by
+        self.uuid = _real_uuid(self.address, thread)  # index key, thread.json uuid, folder
         listing = inp.listing
         self.title = (
             thread.title
@@ -206,7 +195,7 @@ class _Renderer:
         self.decision = detect_mode(thread, listing)
         self.mode = self.decision.mode
         route = "computer/tasks" if self.mode == "computer" and computer_hint else "search"
-        self.url = f"{BASE_URL}/{route}/{self.uuid}"
+        self.url = f"{BASE_URL}/{route}/{self.address}"
         self.payloads = collect_payloads(thread.background)
         self.placement = place(thread.entries, self.payloads)
         self.scope = Scope(
@@ -460,7 +449,7 @@ class _Renderer:
             thread_uuid=self.uuid,
             mode=self.mode,
             title=self.title,
-            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.real_uuid),
+            dir_name=thread_dir_name(self.mode, date_of(created), self.title, self.uuid),
             files=dict(sorted(files.items())),
             record=record_,
             findings=_findings(events, self.uuid),
@@ -523,7 +512,7 @@ class _Renderer:
         front = [
             "---",
             f"title: {_yaml(self.title)}",
-            f"uuid: {_yaml(self.real_uuid)}",
+            f"uuid: {_yaml(self.uuid)}",
             f"url: {_yaml(self.url)}",
             f"mode: {_yaml(self.mode)}",
             f"created: {_yaml(iso(self.created_us()))}",
@@ -601,7 +590,7 @@ class _Renderer:
             author = self.inp.listing.author
         rec: dict[str, Any] = {
             "uuid": self.uuid,
-            "slug": self.uuid,
+            "slug": self.address,
             "context_uuid": context,
             "url": self.url,
             "title": self.title,

@@ -529,6 +529,9 @@ class Archive:
     def commit(self, fetched: Any, run_id: int, account: str) -> Mapping[str, Any]:
         """Commit a fetched thread (the scheduler's ``FetchedThread``); return log fields."""
         row: ListingRow = fetched.row
+        key = fetched.result.thread_uuid
+        if row.thread_id != key and self.index.get(key) is None:
+            self.index.rekey(row.thread_id, key)  # filed under its text slug by older releases
         outcome = self.commit_thread(
             account,
             fetched.result,

@@ -257,11 +257,11 @@ def _page_names(spaces: Sequence[SpaceThreads]) -> dict[str, str]:
 def _thread_records(entry: SpaceThreads, archive: _Index) -> list[dict[str, Any]]:
     records = []
     for row in entry.rows:
-        stored = archive.get(row.thread_id)
+        stored = archive.get(row.key)
         path = stored.path if stored is not None and stored.status == "done" else None
         records.append(
             {
-                "uuid": row.thread_id,
+                "uuid": row.key,
                 "title": row.title,
                 "author": row.author,
                 "updated_at": row.updated_at,
@@ -368,7 +368,7 @@ class SpacesHook:
         force: bool = False,
     ) -> None:
         def unchanged(row: ListingRow) -> bool:
-            decision = planning.decide(row, archive.stored_state(row.thread_id), force=force)
+            decision = planning.decide(row, archive.stored_state(row.key), force=force)
             return decision in (planning.UNCHANGED, planning.TERMINAL)
 
         self.collector = SpaceCollector(
