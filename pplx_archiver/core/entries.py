@@ -302,7 +302,7 @@ def _decode_entry(
         updated_us=updated,
         updated_raw=updated_raw if isinstance(updated_raw, str) else "",
         search_mode=search_mode.upper(),
-        display_model=display_model,
+        display_model=display_model or ("gpt4" if node.raw("gpt4") is True else ""),
         user_model=user_model,
         status=status,
         trigger=trigger,
