@@ -13,6 +13,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 
 from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
@@ -20,6 +21,7 @@ from pplx_archiver.core.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.listing import row_from_graphql, row_from_rest
 from pplx_archiver.shell.run.pipeline import check_identity
+from pplx_archiver.shell.run.scheduler import Run, RunOptions
 from tests.core import builders as b
 
 UUID = "d236db28-526f-49a1-9a21-faa33c3ad928"
@@ -97,3 +99,44 @@ def test_thread_filed_under_its_slug_is_rekeyed_on_commit(tmp_path: Path) -> Non
         assert row is not None and row.status == "done" and row.path == first.path
         assert fields["path"] == first.path
         assert [r.uuid for r in arc.iter_threads()] == [UUID]
+
+
+class _Api:
+    """Answers ``GET /rest/thread/<slug>`` with one page; counts the thread fetches."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.fetches = 0
+
+    async def get_json(self, path: str, params: Any = None) -> tuple[Any, bytes]:
+        assert path == f"/rest/thread/{SLUG}"
+        self.fetches += 1
+        return orjson.loads(self.body), self.body
+
+
+def _sync(out: Path, api: _Api, updated: str) -> Any:
+    row = ListingRow(thread_id=SLUG, title="Thread one", slug=SLUG, uuid=UUID, updated_at=updated)
+
+    async def lister() -> Any:
+        yield row
+
+    async def job() -> Any:
+        with Archive(out) as archive:
+            run = Run(api, archive, lister, RunOptions(command="sync"), handle_signals=False)
+            return await run.execute()
+
+    return anyio.run(job)
+
+
+def test_sync_finds_a_text_slug_thread_again_under_its_uuid(tmp_path: Path) -> None:
+    """The second sync of an unchanged text-slug thread fetches nothing; the index holds the
+    thread once, under its uuid, and its folder once."""
+    entry = b.entry(UUID, 1, text=[b.final_step("A.")], thread_url_slug=SLUG)
+    api = _Api(orjson.dumps(b.page([entry])))
+    first = _sync(tmp_path, api, b.ts(9))
+    assert (first.failed, api.fetches) == (0, 1)
+    second = _sync(tmp_path, api, b.ts(9))
+    assert (second.unchanged, api.fetches) == (1, 1)
+    with Archive(tmp_path) as arc:
+        assert [r.uuid for r in arc.iter_threads()] == [UUID]
+    assert len(list(tmp_path.rglob("thread.json"))) == 1
