@@ -85,11 +85,8 @@ OVERSIZE_MODULES: dict[str, str] = {
     "shell/net/http.py": "to split",
     "shell/net/listing.py": "to split",
     "shell/run/ask.py": "to split",
-    "core/decode.py": "to split",
     "core/markdown.py": "to split",
-    "core/render.py": "to split",
     "core/stream.py": "to split",
-    "core/workflow.py": "to split",
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "shell/care/status.py::collect": "to split",
@@ -97,11 +94,7 @@ LONG_FUNCTIONS: dict[str, str] = {
     "shell/run/monitor.py::metrics_text": "to split",
     "shell/run/runner.py::run_command": "to split",
     "shell/run/scheduler.py::_apply": "to split",
-    "core/blocks.py::decode_blocks": "to split",
-    "core/blocks.py::decode_item": "to split",
-    "core/decode.py::_decode_entry": "to split",
     "core/markdown.py::_scan": "to split",
-    "core/render.py::turn_parts": "to split",
 }
 
 

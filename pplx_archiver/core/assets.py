@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.model import AssetRef, ThreadInput
 from pplx_archiver.core.node import Node
+from pplx_archiver.core.report import answer_report_ref
 from pplx_archiver.core.timeparse import parse_ts
 from pplx_archiver.core.values import Entry, Thread, Workflow
 
@@ -142,7 +143,8 @@ def assets_of(thread: Thread) -> tuple[AssetRef, ...]:
                 path=ref.path,
             )
         )
-    return tuple(refs)
+    fallback = answer_report_ref(thread, refs)  # an older report: only its step's URL
+    return (*refs, fallback) if fallback is not None else tuple(refs)
 
 
 def extract_assets(inp: ThreadInput) -> tuple[AssetRef, ...]:

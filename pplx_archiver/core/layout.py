@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 MAX_COMPONENT = 80
 MAX_SLUG = 60
@@ -48,6 +49,23 @@ def title_slug(title: str, *, max_len: int = MAX_SLUG) -> str:
     text = _SPACES.sub("-", text.strip())
     text = _DASHES.sub("-", text).strip("-")
     return safe_component(text, fallback="untitled", max_len=max_len)
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def is_uuid(text: str) -> bool:
+    """True for a canonical 8-4-4-4-12 hexadecimal uuid."""
+    return _UUID.fullmatch(text) is not None
+
+
+def thread_key(address: str, candidates: Iterable[str]) -> str:
+    """The id the archive files a thread under (index key, ``thread.json`` ``uuid``, folder
+    suffix): the address when it is a uuid (today's slugs), else the first uuid among
+    ``candidates`` (an older text slug: the thread's own uuid), else the address."""
+    if is_uuid(address):
+        return address
+    return next((c for c in candidates if is_uuid(c)), address)
 
 
 def uuid8(thread_uuid: str) -> str:

@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pplx_archiver.core.layout import thread_key
+
 if TYPE_CHECKING:
     from pplx_archiver.core.prose import ThreadProse
 
@@ -44,6 +46,13 @@ class ListingRow:
     updated_at: str | None = None
     space: SpaceRef | None = None
     author: str | None = None
+    uuid: str = ""  # the listing's own uuid of the thread (REST ``uuid``, GraphQL ``entryId``)
+
+    @property
+    def key(self) -> str:
+        """The index key of the thread: :func:`~pplx_archiver.core.layout.thread_key` of its
+        id and listed uuid (the listed uuid for a thread addressed by an older text slug)."""
+        return thread_key(self.thread_id, (self.uuid,))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

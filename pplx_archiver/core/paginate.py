@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Generator, Mapping
 from typing import Any
 
+from pplx_archiver.core.values import Thread
 from pplx_archiver.errors import PayloadError
 
 PLAIN = "plain"
@@ -114,3 +115,26 @@ def thread_pages(
         seen.add(next_cursor)
         chain.append(next_cursor)
         cursor = next_cursor
+
+
+def completeness(thread: Thread) -> dict[str, Any]:
+    """``thread.json.completeness``: pages per flavour and whether each cursor chain ended."""
+    plain = [p for p in thread.pages if p.flavour == "plain"]
+    blocks = [p for p in thread.pages if p.flavour == "blocks"]
+
+    def finished(pages: list[Any]) -> bool:
+        if not pages:
+            return True
+        cursors = [p.next_cursor for p in pages if p.next_cursor]
+        last = pages[-1]
+        ended = not last.has_next_page or not last.next_cursor
+        return ended and len(cursors) == len(set(cursors))
+
+    return {
+        "plain_pages": len(plain),
+        "blocks_pages": len(blocks),
+        "entries": len(thread.entries),
+        "background_entries": len(thread.background),
+        "cursor_chain": [p.next_cursor for p in plain],
+        "complete": bool(plain or blocks) and finished(plain) and finished(blocks),
+    }

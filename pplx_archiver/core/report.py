@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pplx_archiver.core.markdown import normalize_latex
+from pplx_archiver.core.model import AssetRef
+from pplx_archiver.core.node import Node
+from pplx_archiver.core.values import Thread
 
 ReportKind = Literal["ok", "empty", "binary"]
 
@@ -105,3 +108,38 @@ def _time_key(created_at: str) -> tuple[int, int, str]:
     if value.isascii() and value.isdigit():
         return (1, int(value), "")
     return (0, 0, value)
+
+
+RESEARCH_REPORT = "RESEARCH_REPORT"
+
+
+def answer_report_ref(thread: Thread, refs: Sequence[AssetRef]) -> AssetRef | None:
+    """The report named by the newest ``RESEARCH_ANSWER`` step's ``url``, as one more report
+    version to download — only when no report asset of the thread has a URL or inline text.
+
+    The step carries the report descriptor ``{title, file_name, url}``; older deep-research
+    threads have it without any report asset, so it is the fallback source of ``report.md``.
+    """
+    if any(r.asset_type == RESEARCH_REPORT and (r.url or r.inline_content) for r in refs):
+        return None
+    for entry in reversed(thread.entries):
+        for step in reversed(entry.steps):
+            if step.step_type != "RESEARCH_ANSWER":
+                continue
+            content = Node(step.content, step.where, "content")
+            url = content.get_text("url").strip()
+            if not url:
+                continue
+            name = content.get_text("file_name") or content.get_text("title") or "report.md"
+            return AssetRef(
+                uuid=step.uuid or f"{entry.key}:research_answer",
+                asset_type=RESEARCH_REPORT,
+                created_at="",
+                file_name=name,
+                url=url,
+                is_handle=False,
+                version=1 + sum(1 for r in refs if r.file_name == name),
+                title=content.get_text("title"),
+                path=f"{step.path}.content.url",
+            )
+    return None

@@ -63,11 +63,11 @@ def page_names(spaces: Sequence[SpaceInfo]) -> dict[str, str]:
 def _thread_records(space: SpaceInfo, stored: Mapping[str, StoredThread]) -> list[dict[str, Any]]:
     records = []
     for row in space.rows:
-        known = stored.get(row.thread_id)
+        known = stored.get(row.key)
         path = known.path if known is not None and known.status == "done" else None
         records.append(
             {
-                "uuid": row.thread_id,
+                "uuid": row.key,
                 "title": row.title,
                 "author": row.author,
                 "updated_at": row.updated_at,

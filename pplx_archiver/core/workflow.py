@@ -1,8 +1,9 @@
-"""Rendering of work processes: workflow steps and items, plain steps, sub-agents, council.
+"""Rendering of work processes: workflow steps and items, sub-agents, council members.
 
 Every ``WORKFLOW_ITEM_*`` type and every plain step type of docs/dev/api.md §5 has a
 rendering; an unknown type gets an explicit placeholder (and an ``UNKNOWN_STEP_TYPE``
 finding), never silence. What the web UI folds is rendered in full inside ``<details>``.
+Plain ``text`` steps are rendered by :mod:`pplx_archiver.core.plainsteps`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from typing import Any
 from pplx_archiver.core import labels
 from pplx_archiver.core import markdown as md
 from pplx_archiver.core.answers import workflow_answer
-from pplx_archiver.core.blocks import web_results_at
 from pplx_archiver.core.citations import dedupe, workflow_sources
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.node import Node, dump_json
 from pplx_archiver.core.subagents import Payload
-from pplx_archiver.core.values import Item, PlainStep, Step, WebResult, Workflow
+from pplx_archiver.core.values import Item, Step, WebResult, Workflow
 
 _INLINE = {ord(c): "\\" + c for c in "\\`*_[]<>#|"}  # each markup character, escaped
 _BACKTICKS = re.compile(r"`+")
@@ -37,6 +37,7 @@ class Scope:
     lang: str
     thread_uuid: str
     by_id: Mapping[str, Sequence[Payload]]
+    locked: str = ""  # the thread's own lock reason (thread_metadata.locked_reason)
     findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
     rendered_payloads: set[int] = dataclasses.field(default_factory=set)
@@ -100,7 +101,7 @@ def source_list(results: Sequence[WebResult]) -> str:
     )
 
 
-def _bullets(values: Sequence[str]) -> str:
+def bullets(values: Sequence[str]) -> str:
     return "\n".join(f"- {inline(v)}" for v in values if v.strip())
 
 
@@ -145,7 +146,7 @@ def _sources_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]
 def _queries_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
     if not item.queries:
         return []
-    return [f"**{scope.label('queries')}**", _bullets(item.queries)]
+    return [f"**{scope.label('queries')}**", bullets(item.queries)]
 
 
 def _table_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
@@ -165,7 +166,7 @@ def _todo_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
 
 def _questions_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
     title = f": {inline(item.title)}" if item.title.strip() else ""
-    return [f"**{scope.label('user_questions')}**{title}", _bullets(item.questions)]
+    return [f"**{scope.label('user_questions')}**{title}", bullets(item.questions)]
 
 
 def _responses_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
@@ -174,7 +175,7 @@ def _responses_item(item: Item, scope: Scope, where: str, depth: int) -> list[st
 
 
 def _content_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
-    return [_bullets(item.entities)]
+    return [bullets(item.entities)]
 
 
 def _workflow_item(item: Item, scope: Scope, where: str, depth: int) -> list[str]:
@@ -259,7 +260,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
 
 def render_member(workflow: Workflow, scope: Scope, where: str, depth: int) -> str:
     """One council member: rounds of queries and sources, then its full answer."""
-    kind = kind_of(workflow.status, workflow.locked_reason)
+    kind = kind_of(workflow.status, workflow.locked_reason or scope.locked)
     name = workflow.model or workflow.headline or "?"
     summary = f"{scope.label('council_member')}: {name}{annotation(kind, scope.lang)}"
     if kind is not None:  # every annotated interruption is recorded
@@ -299,7 +300,7 @@ def render_subagent(
     """A sub-agent block: heading with annotation, prompt, steps, conclusion, citations."""
     shown = workflow or anchor
     status = workflow.status if workflow is not None else (anchor.status if anchor else "")
-    kind = kind_of(status, locked)
+    kind = kind_of(status, locked or scope.locked)
     headline = ""
     if shown is not None:
         headline = shown.headline or (anchor.headline if anchor else "")
@@ -326,114 +327,3 @@ def render_subagent(
     if cited:
         parts.append(f"**{scope.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
     return "\n\n".join(parts)
-
-
-# -- plain ``text`` steps -------------------------------------------------------------------
-
-KNOWN_PLAIN = frozenset(
-    {
-        "INITIAL_QUERY",
-        "SEARCH_WEB",
-        "SEARCH_RESULTS",
-        "THOUGHT",
-        "GET_URL_CONTENT",
-        "CODE",
-        "RESEARCH_ANSWER",
-        "RESEARCH_CLARIFYING_QUESTIONS",
-        "COUNCIL_RESEARCH",
-        "ASI_TOOL_INPUT",
-        "ASI_TOOL_OUTPUT",
-        "LOAD_SKILL",
-        "LOAD_SKILL_RESPONSE",
-        "ATTACHMENT",
-        "URL_NAVIGATE",
-        "CREATE_CHART",
-        "GENERATE_IMAGE_RESULTS",
-        "DOCX",
-        "READ",
-        "PROMPT_INPUT",
-        "FINAL",
-    }
-)
-
-
-_SKIP_ALWAYS = frozenset({"goal_id"})
-_SKIP_ASI = frozenset({"goal_id", "workflow_items", "workflow_snapshots"})
-
-
-def _generic(content: Node, scope: Scope, skip: frozenset[str] = _SKIP_ALWAYS) -> str:
-    """Any content object: short strings as a list, long text and structures fenced."""
-    lines: list[str] = []
-    blocks: list[str] = []
-    for key, value in content.items():
-        if key in skip or value.v in (None, "", [], {}):
-            continue
-        if isinstance(value.v, str) and "\n" not in value.v and len(value.v) < 300:
-            lines.append(f"- {inline(key)}: {inline(value.v)}")
-        elif isinstance(value.v, (bool, int, float)):
-            lines.append(f"- {inline(key)}: {value.v!r}")
-        elif isinstance(value.v, str):
-            blocks.append(f"{inline(key)}:\n\n{md.fence(value.v)}")
-        else:
-            blocks.append(f"{inline(key)}:\n\n{md.fence(dump_json(value), 'json')}")
-    return "\n\n".join(p for p in ("\n".join(lines), *blocks) if p)
-
-
-def render_plain_step(step: PlainStep, scope: Scope, where: str = "") -> str:
-    """One plain ``text`` step as Markdown ('' for FINAL, whose answer renders apart)."""
-    kind = step.step_type
-    content = Node(step.content, step.where, "content")
-    head = f"**{labels.step_label(kind, scope.lang) or inline(kind) or '?'}**"
-    if kind == "FINAL":
-        return ""
-    if kind == "INITIAL_QUERY":
-        return f"{head}\n\n{inline(content.get_text('query'))}"
-    if kind == "SEARCH_WEB":
-        queries = [
-            q.get_text("query") if isinstance(q.v, dict) else q.as_str()
-            for q in content.get_list("queries")
-        ]
-        return f"{head}\n\n{_bullets(queries)}"
-    if kind == "SEARCH_RESULTS":
-        results = web_results_at(content, "web_results")
-        return f"{head} ({len(results)})\n\n{source_list(results)}"
-    if kind == "URL_NAVIGATE":
-        urls = [
-            u.as_str() if isinstance(u.v, str) else u.get_text("url")
-            for u in content.get_list("urls")
-        ]
-        return f"{head}\n\n{_bullets(urls)}"
-    if kind == "GET_URL_CONTENT":
-        urls = [
-            p.get_text("url") if isinstance(p.v, dict) else p.as_str()
-            for p in content.get_list("pages")
-        ]
-        return f"{head}\n\n{_bullets(urls)}"
-    if kind == "CODE":
-        parts = [head]
-        script = content.get_text("script")
-        if script:
-            parts.append(md.fence(script, inline(content.get_text("language"))))
-        for key in ("stdout", "stderr", "output", "error"):
-            text = content.get_text(key)
-            if text:
-                parts.append(f"{scope.label('output')} ({key}):\n\n{md.fence(text)}")
-        return "\n\n".join(parts)
-    if step.items:
-        rendered = [render_item(item, scope, where, 0) for item in step.items]
-        return "\n\n".join([head, *(r for r in rendered if r)])
-    if kind == "THOUGHT":
-        text = content.get_text("thought") or content.get_text("text")
-        if text:
-            return md.details(scope.label("thoughts"), scope.block(text), trusted=True)
-    body = _generic(content, scope, _SKIP_ASI if kind.startswith("ASI_TOOL_") else _SKIP_ALWAYS)
-    if kind in KNOWN_PLAIN or kind.startswith("MCP_TOOL_"):
-        return f"{head}\n\n{body}" if body else head
-    scope.findings.append(("UNKNOWN_STEP_TYPE", {"step_type": kind, "path": step.path}))
-    note = f"> ⚠ {scope.label('unknown_item', type=inline(kind) or '?')}"
-    return f"{note}\n\n{body}" if body else note
-
-
-def render_plain_steps(steps: Sequence[PlainStep], scope: Scope, where: str = "") -> str:
-    """All plain steps of a turn, in order."""
-    return "\n\n".join(p for p in (render_plain_step(s, scope, where) for s in steps) if p)

@@ -217,7 +217,7 @@ class ThreadPlan:
     report: tuple[str, int, str] | None  # (asset uuid, version, file name)
     state: str = "ok"  # ok | deleted | expired
     added: bool = False
-    shape: str = ""  # payload era of an old search thread: "2023", "2024", "2025" or "" (now)
+    shape: str = ""  # payload era of an old search thread: "2023-early" … "2025", "" (now)
 
     @property
     def slug(self) -> str:
@@ -772,8 +772,9 @@ def _finish(
 
 
 # The oldest part of the account uses older payload shapes (docs/dev/formats.md): of the
-# oldest 45 % of threads, simple search threads get the 2025, 2024 or 2023 shape by age.
-SHAPE_ERAS = ((0.85, "2023"), (0.70, "2024"), (0.55, "2025"))
+# oldest 45 % of threads, simple search threads get the 2025, 2024, 2023 or early-2023 shape
+# by age.
+SHAPE_ERAS = ((0.95, "2023-early"), (0.85, "2023"), (0.70, "2024"), (0.55, "2025"))
 
 
 def shape_era(

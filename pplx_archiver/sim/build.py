@@ -613,18 +613,25 @@ def _old_shape(plan: ThreadPlan, turn: Turn, out: Json) -> None:
     """Give a plain entry of an old search thread the payload shape of its era.
 
     ``2023``: ``text`` is one JSON object, the answer prose and its ``web_results`` inside,
-    ``mode`` ``concise``. ``2024``: ``text`` is the JSON list of steps whose FINAL answer is
-    JSON again, ``mode`` ``copilot``. ``2025``: no ``text``; an ``ask_text`` block holds the
-    answer and a ``sources_answer_mode`` block the sources. None carries ``search_mode``; the
-    display model is ``turbo`` (docs/dev/formats.md).
+    ``mode`` ``concise``; ``2023-early``: the same object, no ``mode`` and no display model
+    at all, only the ``gpt4`` flag (true on every other turn). ``2024``: ``text`` is the JSON
+    list of steps whose FINAL answer is JSON again, ``mode`` ``copilot``. ``2025``: no
+    ``text``; an ``ask_text`` block holds the answer and a ``sources_answer_mode`` block the
+    sources. None carries ``search_mode``; the display model is ``turbo`` except in
+    ``2023-early`` (docs/dev/formats.md).
     """
     answer = answer_of(plan, turn)
     web = [web_result(plan, n) for n in turn.web]
     for key in ("search_mode", "related_query_items", "structured_answer_block_usages"):
         out.pop(key, None)
     out["display_model"] = out["user_selected_model"] = "turbo"
-    if plan.shape == "2023":
+    if plan.shape == "2023-early":
+        for key in ("mode", "display_model", "user_selected_model"):
+            del out[key]
+        out["gpt4"] = turn.index % 2 == 0
+    elif plan.shape == "2023":
         out["mode"] = "concise"
+    if plan.shape.startswith("2023"):
         doc = {"answer": answer, "web_results": web, "chunks": [answer], "extra_web_results": []}
         out["text"] = orjson.dumps(doc).decode()
     elif plan.shape == "2024":

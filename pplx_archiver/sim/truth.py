@@ -2,9 +2,10 @@
 
 Format (docs/CONTRACTS.md §2): one object per thread with uuid, slug, title, mode, turns,
 created, updated_at (the ``list_ask_threads`` ``last_query_datetime`` string), space,
-era_state, payload_era (payload shape: ``2023``/``2024``/``2025``/``current``, see
-docs/dev/formats.md), mode_switch, background landings, interruption records, answer-variant
-entry uuids (``backend_uuid`` of the entry), unique cited URLs, report and asset versions.
+era_state, payload_era (payload shape: ``2023-early``, ``2023``, ``2024``, ``2025`` or
+``current``, see docs/dev/formats.md), mode_switch, background landings, interruption
+records, answer-variant entry uuids (``backend_uuid`` of the entry), unique cited URLs,
+report and asset versions.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ import orjson
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.model import RawPage, RenderContext, ThreadInput
 from pplx_archiver.core.render import render_thread
+from pplx_archiver.sim.account import plan_thread, shape_era
+from pplx_archiver.sim.build import answer_of
+from pplx_archiver.sim.build import entry as sim_entry
 from tests.core import builders as b
 
 WEB = {"name": "Example", "url": "https://example.com/a", "snippet": "s"}
@@ -113,3 +116,40 @@ def test_step_constants_are_shown_as_labels() -> None:
     assert not [f for f in result.findings if f.event == "UNKNOWN_STEP_TYPE"]
     zh = render_thread(inp, RenderContext(exported_at=b.CTX.exported_at, lang="zh"))
     assert "**初始提问**" in zh.files["turns/turn_0001.md"].decode()
+
+
+def test_early_2023_entry_with_only_the_gpt4_flag() -> None:
+    """Early 2023: no ``mode``, no display model, only ``gpt4``; a search turn whose model
+    shows as ``gpt4`` when the flag is set."""
+    text = orjson.dumps({"answer": "Prose[1].", "web_results": [WEB], "chunks": []}).decode()
+    entry = _entry(text=text, gpt4=True, search_focus="internet")
+    for key in ("search_mode", "display_model"):
+        entry.pop(key)
+    decoded = _one(entry)
+    assert (decoded.final_answer, decoded.display_model, decoded.problems) == (
+        "Prose[1].",
+        "gpt4",
+        (),
+    )
+    result = render_thread(ThreadInput("t", (RawPage({}, b.page([entry])),)), b.CTX)
+    assert result.mode == "search"
+    assert 'model: "gpt4"' in result.files["conversation.md"].decode()
+    assert WEB["url"] in result.files["sources.md"].decode()
+    assert _one({**entry, "gpt4": False}).display_model == ""
+
+
+def test_simulated_oldest_threads_have_the_early_2023_shape() -> None:
+    """The simulator's oldest plain search threads use the early-2023 shape (era switch)."""
+    size = 400
+    plans = [plan_thread(7, i, size) for i in range(int(size * 0.95), size)]
+    early = [p for p in plans if p.shape == "2023-early"]
+    assert early and all(p.shape in ("2023-early", "") for p in plans)
+    assert shape_era(int(size * 0.9), size, "search", (), ()) == "2023"
+    plan = early[0]
+    entries = [sim_entry(plan, turn, False, lambda _a: "", None) for turn in plan.turns]
+    assert all("mode" not in e and "display_model" not in e for e in entries)
+    assert entries[0]["gpt4"] is True and isinstance(orjson.loads(entries[0]["text"]), dict)
+    result = render_thread(ThreadInput("t", (RawPage({}, b.page(entries)),)), b.CTX)
+    assert result.mode == "search" and "degraded" not in result.record
+    turn = result.files["turns/turn_0001.md"].decode()
+    assert answer_of(plan, plan.turns[0]).split("\n")[0] in turn

@@ -108,8 +108,10 @@ def test_subagent_landings_and_counts() -> None:
     result = render_thread(computer(), b.CTX)
     record = orjson.loads(result.files["thread.json"])
     turns = "".join(v.decode() for k, v in result.files.items() if k.startswith("turns/"))
+    # conversation.md repeats a stub turn's sub-agents; its appendix holds the unplaced ones
     conv = result.files["conversation.md"].decode()
-    rendered = turns.count("#### Sub-agent:") + conv.count("#### Sub-agent:")
+    appendix = conv.split("## Background tasks", 1)[1]
+    rendered = turns.count("#### Sub-agent:") + appendix.count("#### Sub-agent:")
     assert rendered == record["counts"]["background_payloads"] == 5
     assert "toolu\\_A" in result.files["turns/turn_0001.md"].decode()
     stub = result.files["turns/turn_0002.md"].decode()

@@ -8,6 +8,7 @@ from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
 from pplx_archiver.core.render import needs_blocks, render_thread
 from pplx_archiver.shell.run.pipeline import row_from_arg
 from tests.core import builders as b
+from tests.core.scenarios import SCENARIOS
 
 
 def _plain(*entries: dict[str, Any]) -> tuple[RawPage, ...]:
@@ -123,3 +124,35 @@ def test_canceled_council_member_and_stepless_subagent_are_recorded() -> None:
     assert ("turn_0002/subagent", "interrupted") in found
     turn = result.files["turns/turn_0001.md"].decode()
     assert "⛔ canceled" in turn
+
+
+def test_thread_locked_reason_makes_a_limit_interruption() -> None:
+    """``thread_metadata.locked_reason`` alone makes an awaiting workflow limit-interrupted."""
+    awaiting = b.workflow([b.step([b.text_item("partial")])], "WORKFLOW_AWAITING_NEXT_STEPS")
+    stepless = b.workflow([b.payload("s1", "WORKFLOW_AWAITING_NEXT_STEPS", anchor=True)])
+    first = b.entry("e1", 1, blocks=[b.answer_block("a"), awaiting], search_mode="COMPUTER")
+    second = b.entry("e2", 20, blocks=[b.answer_block("b"), stepless], search_mode="COMPUTER")
+    page = b.page([first, second], locked_reason="spending_limit_exceeded")
+    result = render_thread(ThreadInput("t", (RawPage({}, page),), (RawPage({}, page),)), b.CTX)
+    kinds = {(r["location"], r["kind"]) for r in result.record["interruptions"]}
+    assert kinds == {
+        ("turn_0001", "limit_interrupted"),
+        ("turn_0002/subagent", "limit_interrupted"),
+    }
+    assert "⏸ limit-interrupted" in result.files["turns/turn_0001.md"].decode()
+    unlocked = b.page([first, second])
+    plain = render_thread(
+        ThreadInput("t", (RawPage({}, unlocked),), (RawPage({}, unlocked),)), b.CTX
+    )
+    assert {r["kind"] for r in plain.record["interruptions"]} == {"interrupted"}
+
+
+def test_stub_turn_reads_the_same_in_conversation_and_turn_file() -> None:
+    """The sub-agent work of a stub turn is in conversation.md as in its turn file."""
+    result = render_thread(SCENARIOS["computer"](), b.CTX)
+    turn = result.files["turns/turn_0002.md"].decode()
+    work = turn.split("## Sub-agent work\n\n", 1)[1].split("\n\n## Answer\n\n", 1)[0]
+    assert "#### Sub-agent: Agent toolu\\_B" in work
+    conversation = result.files["conversation.md"].decode()
+    section = conversation.split("## Turn 2\n\n", 1)[1].split("\n\n## Turn 3\n\n", 1)[0]
+    assert f"### Sub-agent work\n\n{work}\n\n### Answer\n\n" in section

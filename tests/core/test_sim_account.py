@@ -61,5 +61,8 @@ def test_small_account_payload_counts() -> None:
         result = render_thread(inp, CTX)
         record = orjson.loads(result.files["thread.json"])
         assert record["counts"]["background_payloads"] == len(truth["background"])
-        text = "".join(v.decode() for k, v in result.files.items() if k.endswith(".md"))
+        # conversation.md repeats a stub turn's sub-agents; only its appendix is its own
+        conversation = result.files["conversation.md"].decode().split("## Background tasks")
+        text = "".join(v.decode() for k, v in result.files.items() if k.startswith("turns/"))
+        text += "".join(conversation[1:])
         assert text.count("#### Sub-agent: ") == len(truth["background"])

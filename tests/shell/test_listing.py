@@ -111,7 +111,7 @@ async def test_rest_rows_carry_the_listing_fields() -> None:
     assert rows[5] == ListingRow(
         thread_id="u0005", title="T5", slug="u0005", context_uuid="c5", mode="copilot",
         display_model="pplx_pro", updated_at="2026-07-06T08:00:00.123450",
-        space=rows[5].space, author="alice")  # fmt: skip
+        space=rows[5].space, author="alice", uuid="u0005")  # fmt: skip
     assert rows[5].space is not None and rows[5].space.slug == "space-1"
     assert rows[1].space is None
 

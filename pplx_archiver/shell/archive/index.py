@@ -296,6 +296,19 @@ class Index:
             db.execute("DELETE FROM variants WHERE thread_uuid = ?", (uuid,))
             return bool(cur.rowcount)
 
+    def rekey(self, old: str, new: str) -> bool:
+        """File a thread's row, variants and search row under ``new`` instead of ``old``
+        (unknown ``new`` only); False when the index does not know ``old``."""
+        with self._tx() as db:
+            cur = db.execute("UPDATE threads SET uuid = ? WHERE uuid = ?", (new, old))
+            if not cur.rowcount:
+                return False
+            db.execute("UPDATE variants SET thread_uuid = ? WHERE thread_uuid = ?", (new, old))
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+            if "search_threads" in tables:
+                db.execute("UPDATE search_threads SET uuid = ? WHERE uuid = ?", (new, old))
+            return True
+
     def counts(self) -> dict[str, int]:
         """Number of threads per status."""
         rows = self._query("SELECT status, COUNT(*) FROM threads GROUP BY status")

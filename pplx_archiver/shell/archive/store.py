@@ -262,6 +262,9 @@ class Archive:
 
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
         """Apply a fetched thread's plan through the writer; return the log fields."""
+        row, key = plan.listing, plan.result.thread_uuid
+        if row is not None and row.thread_id != key and self.index.get(key) is None:
+            self.index.rekey(row.thread_id, key)  # filed under its text slug by older releases
         return self.writer.apply(plan).as_fields()
 
     def commit_thread(

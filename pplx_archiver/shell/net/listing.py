@@ -130,6 +130,7 @@ def row_from_rest(item: Any) -> ListingRow | None:
         updated_at=_str(item.get("last_query_datetime")),
         space=_space(item.get("collection")),
         author=_str(item.get("author_username")),
+        uuid=_str(item.get("uuid")) or "",
     )
 
 
@@ -153,6 +154,7 @@ def row_from_graphql(node: Any) -> ListingRow | None:
         updated_at=_str(node.get("updatedAt")),
         space=_space(node.get("space")),
         author=_str(author.get("username")) if isinstance(author, dict) else _str(author),
+        uuid=_str(node.get("entryId")) or "",
     )
 
 

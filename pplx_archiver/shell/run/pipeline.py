@@ -144,7 +144,7 @@ def check_identity(row: ListingRow, thread_uuid: str, pages: Sequence[RawPage]) 
     raw files. The id the archive files the thread under must be the requested one (or its
     listed slug), or the requested id must be one the payload's entries carry.
     """
-    requested = {row.thread_id, *([row.slug] if row.slug else [])}
+    requested = {row.thread_id, row.key, *([row.slug] if row.slug else [])}
     if thread_uuid in requested:
         return
     if requested & payload_identities(pages):

@@ -282,7 +282,7 @@ async def _sync_deleted(
     async for row in iter_threads(
         client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
     ):
-        listed.add(row.thread_id)
+        listed.update((row.thread_id, row.key))
     report = DeletionReport(listed=len(listed))
     report.candidates = find_candidates(archive, listed, len(listed))
     if online:

@@ -165,14 +165,22 @@ class Run:
         self.listing_finished = False
 
     # -- listing ---------------------------------------------------------------------------
+    def _stored_key(self, row: ListingRow) -> str:
+        """The key the archive knows a thread by: its uuid (:attr:`ListingRow.key`), or the
+        text slug an older thread was filed under before (re-keyed when it is committed)."""
+        moved = row.key != row.thread_id and self.store.stored_state(row.key) is None
+        if moved and self.store.stored_state(row.thread_id) is not None:
+            return row.thread_id
+        return row.key
+
     async def _plan(self) -> list[ListingRow]:
         """List (newest first, with the early stop) and keep only the threads to fetch."""
         stop = planning.EarlyStop(0 if self.options.full else self.options.early_stop)
         to_fetch: list[ListingRow] = []
         async for row in self.lister():
             self.summary.listed += 1
-            self.listed_ids.add(row.thread_id)
-            stored = self.store.stored_state(row.thread_id)
+            self.listed_ids.update((row.thread_id, row.key))
+            stored = self.store.stored_state(self._stored_key(row))
             decision = planning.decide(row, stored, force=self.options.force)
             self._decisions.append(decision)
             if decision == planning.UNCHANGED:
@@ -213,7 +221,7 @@ class Run:
         async with rows, out:
             async for row in rows:
                 with structlog.contextvars.bound_contextvars(thread_uuid=row.thread_id):
-                    kept = self.store.kept_record(row.thread_id)
+                    kept = self.store.kept_record(self._stored_key(row))
                     thread_ctx = dataclasses.replace(ctx, kept_record=kept) if kept else ctx
                     try:
                         fetched = await fetch_thread(
@@ -244,7 +252,7 @@ class Run:
     def _apply(self, outcome: _Outcome) -> None:
         self.summary.done += 1
         row = outcome.row
-        uuid = row.thread_id
+        uuid = self._stored_key(row)
         if outcome.error is not None:
             exc = outcome.error
             if isinstance(exc, TerminalThreadError):

@@ -263,9 +263,9 @@ def _stored(spaces: Sequence[SpaceThreads], archive: _Index) -> dict[str, Stored
     stored: dict[str, StoredThread] = {}
     for entry in spaces:
         for row in entry.rows:
-            known = archive.get(row.thread_id)
+            known = archive.get(row.key)
             if known is not None:
-                stored[row.thread_id] = StoredThread(known.status, known.path)
+                stored[row.key] = StoredThread(known.status, known.path)
     return stored
 
 
@@ -309,7 +309,7 @@ class SpacesHook:
         force: bool = False,
     ) -> None:
         def unchanged(row: ListingRow) -> bool:
-            decision = planning.decide(row, archive.stored_state(row.thread_id), force=force)
+            decision = planning.decide(row, archive.stored_state(row.key), force=force)
             return decision in (planning.UNCHANGED, planning.TERMINAL)
 
         self.collector = SpaceCollector(

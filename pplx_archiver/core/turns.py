@@ -1,0 +1,265 @@
+"""The turns of a thread: each turn's sections, its turn file, its degraded fallback.
+
+:class:`Turns` renders the turns of one thread in order with the thread's shared
+:class:`~pplx_archiver.core.workflow.Scope` (findings, interruption records, payloads already
+shown) and sub-agent placement; it keeps the search prose and the degraded turns for the
+rest of the rendering.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from pplx_archiver.core import labels
+from pplx_archiver.core import markdown as md
+from pplx_archiver.core.answers import extract_answer, workflow_answer
+from pplx_archiver.core.citations import dedupe, entry_sources, workflow_sources
+from pplx_archiver.core.interruptions import annotation, kind_of, record
+from pplx_archiver.core.plainsteps import render_plain_steps
+from pplx_archiver.core.prose import TurnProse, joined, sources_text
+from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, Placement
+from pplx_archiver.core.timeparse import iso
+from pplx_archiver.core.values import Entry, WebResult
+from pplx_archiver.core.workflow import (
+    Scope,
+    code,
+    inline,
+    render_steps,
+    render_subagent,
+    source_list,
+)
+from pplx_archiver.errors import PayloadError
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnParts:
+    """The sections of one rendered turn, each structure-safe Markdown (``turns/`` files are
+    assembled from them; other readers such as the static site render them their own way)."""
+
+    number: int
+    entry_uuid: str
+    query: str
+    work: tuple[str, ...]
+    work_note: str
+    subagents: tuple[str, ...]
+    answer: str
+    citations: tuple[WebResult, ...]
+    note: str = ""  # the one-line note of a degraded turn
+    related: str = ""  # the "Related questions" section, when the turn has related queries
+
+
+class Turns:
+    """Renders the turns of one thread; keeps their sections, prose and degraded turns."""
+
+    def __init__(
+        self, scope: Scope, placement: Placement, mode: str, strings: Mapping[str, str]
+    ) -> None:
+        self.scope = scope
+        self.placement = placement
+        self.mode = mode
+        self.lang = scope.lang
+        self.labels = strings
+        self.prose: list[TurnProse] = []
+        self.parts: list[TurnParts] = []
+        # turn number → (JSON path, reason) of what could not be read in that turn
+        self.degraded: dict[int, tuple[tuple[str, str], ...]] = {}
+
+    def label(self, key: str) -> str:
+        return self.labels[key]
+
+    def note(self, problems: tuple[tuple[str, str], ...]) -> str:
+        """The one-line note of a degraded turn ('' when nothing was left out)."""
+        if not problems:
+            return ""
+        path, reason = problems[0]
+        more = f" (+{len(problems) - 1})" if len(problems) > 1 else ""
+        return "> " + labels.label(
+            "degraded", self.lang, path=code(path), reason=inline(reason), more=more
+        )
+
+    def turn(self, number: int, entry: Entry) -> tuple[str, TurnParts]:
+        """(turn file text, its sections) of one turn.
+
+        A turn whose rendering meets a value it cannot read is rendered again from what
+        the decoder recovered (query, answer, sources), as a degraded turn.
+        """
+        scope = self.scope
+        mark = (len(scope.findings), len(scope.interruptions), set(scope.rendered_payloads))
+        prose_mark = len(self.prose)
+        try:
+            part = self.turn_parts(number, entry)
+        except PayloadError as exc:
+            del scope.findings[mark[0] :], scope.interruptions[mark[1] :]
+            del self.prose[prose_mark:]
+            scope.rendered_payloads = mark[2]
+            problems = (*entry.problems, (exc.path, exc.message))
+            self.degraded[number] = problems
+            part = self.plain_parts(number, entry, problems)
+        self.parts.append(part)
+        parts = [f"# {self.label('turn')} {number}"]
+        if part.note:
+            parts.append(part.note)
+        parts.append(f"## {self.label('query')}\n\n{part.query}")
+        if part.work:
+            parts.append(
+                f"## {self.label('work_process')}{part.work_note}\n\n" + "\n\n".join(part.work)
+            )
+        if part.subagents:
+            parts.append(f"## {self.subagent_work(part)}")
+        parts.append(f"## {self.label('answer')}\n\n{part.answer}")
+        unique = part.citations
+        if unique:
+            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        if part.related:
+            parts.append(part.related)
+        return "\n\n".join(parts) + "\n", part
+
+    def subagent_work(self, part: TurnParts) -> str:
+        """The "Sub-agent work" section of a stub turn, without its heading marks: the same
+        text in the turn file (``##``) and in ``conversation.md`` (``###``)."""
+        return f"{self.label('subagent_work')}\n\n" + "\n\n".join(part.subagents)
+
+    def plain_parts(
+        self, number: int, entry: Entry, problems: tuple[tuple[str, str], ...]
+    ) -> TurnParts:
+        """A turn from the decoded query, answer and sources only, with its note."""
+        query = md.safe_markdown(entry.query)
+        answer = entry.final_answer or entry.blocks.answer or ""
+        shown = self.scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+        unique = dedupe([*entry.sources, *entry.final_web_results, *entry.blocks.web_results])
+        self.prose.append(
+            TurnProse(
+                turn=number,
+                created=iso(entry.created_us),
+                query=entry.query,
+                answer=answer,
+                sources=sources_text(unique),
+            )
+        )
+        return TurnParts(
+            number=number,
+            entry_uuid=entry.key,
+            query=query,
+            work=(),
+            work_note="",
+            subagents=(),
+            answer=shown,
+            citations=unique,
+            note=self.note(problems),
+            related=self.related(entry),
+        )
+
+    def related(self, entry: Entry) -> str:
+        """The "Related questions" section of a turn ('' without related queries)."""
+        if not entry.related:
+            return ""
+        items = "\n".join(f"- {inline(q)}" for q in entry.related)
+        return f"## {self.label('related')}\n\n{items}"
+
+    def turn_parts(self, number: int, entry: Entry) -> TurnParts:
+        """The sections of one turn, each as structure-safe Markdown; PayloadError on a value
+        it cannot read."""
+        scope = self.scope
+        where = f"turn_{number:04d}"
+        index = number - 1
+        anchored = self.placement.anchored.get(index, ())
+        cited: list[WebResult] = entry_sources(entry)
+        conclusions: list[str] = []
+        work, heading_note = self.workflow_work(entry, where)
+        for payload in anchored:
+            cited.extend(workflow_sources(payload.workflow))
+            if payload.index not in scope.rendered_payloads:
+                scope.rendered_payloads.add(payload.index)
+                work.append(self.payload_block(payload, f"{where}/subagent"))
+                conclusions.append(conclusion(payload))
+        plain = render_plain_steps(entry.steps, scope, where)
+        if plain:
+            summary = f"{self.label('steps')} ({len(entry.steps)})"
+            work.append(md.details(summary, plain, trusted=True))
+        blocks = []
+        for payload in self.placement.stubs.get(index, ()):
+            cited.extend(workflow_sources(payload.workflow))
+            scope.rendered_payloads.add(payload.index)
+            blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
+            conclusions.append(conclusion(payload))
+        stub = entry.trigger == STUB_TRIGGER
+        answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
+        unique = dedupe(cited)
+        self.prose.append(
+            TurnProse(
+                turn=number,
+                created=iso(entry.created_us),
+                query=entry.query,
+                answer=answer,
+                subagents=joined(conclusions),
+                sources=sources_text(unique),
+            )
+        )
+        return TurnParts(
+            number=number,
+            entry_uuid=entry.key,
+            query=md.safe_markdown(entry.query),
+            work=tuple(work),
+            work_note=heading_note,
+            subagents=tuple(blocks),
+            answer=self.shown_answer(answer),
+            citations=unique,
+            note=self.note(entry.problems),
+            related=self.related(entry),
+        )
+
+    def shown_answer(self, answer: str) -> str:
+        """The answer as shown, or the "no answer" line."""
+        return self.scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
+
+    def workflow_work(self, entry: Entry, where: str) -> tuple[list[str], str]:
+        """The folded steps of a turn's own workflow and its interruption annotation."""
+        workflow = entry.blocks.workflow
+        if workflow is None:
+            return [], ""
+        scope = self.scope
+        locked = workflow.locked_reason or entry.locked_reason or scope.locked
+        kind = kind_of(workflow.status, locked)
+        if kind is not None:
+            scope.interruptions.append(record(where, kind, workflow.headline, workflow.status))
+        heading_note = annotation(kind, self.lang)
+        work: list[str] = []
+        if workflow.steps:
+            summary = f"{self.label('steps')} ({len(workflow.steps)}){heading_note}"
+            steps_md = render_steps(workflow.steps, scope, where, 0)
+            work.append(md.details(summary, steps_md, trusted=True))
+        return work, heading_note
+
+    def payload_block(self, payload: Payload, location: str) -> str:
+        if payload.workflow is None:  # a background entry with a plain answer, no workflow
+            return self.plain_payload(payload)
+        return render_subagent(
+            payload.workflow,
+            self.scope,
+            location,
+            0,
+            anchor=None,
+            record_it=True,
+            locked=payload.locked_reason,
+        )
+
+    def plain_payload(self, payload: Payload) -> str:
+        """A workflow-less background entry: its query as heading, its answer and sources."""
+        entry = payload.entry
+        title = inline(entry.query) or inline(payload.id) or "?"
+        parts = [f"#### {self.label('subagent')}: {title}"]
+        answer = entry.final_answer or entry.blocks.answer or ""
+        if answer.strip():
+            parts.append(f"**{self.label('conclusion')}**\n\n{self.scope.block(answer)}")
+        cited = dedupe(entry_sources(entry))
+        if cited:
+            parts.append(f"**{self.label('citations')}** ({len(cited)})\n\n{source_list(cited)}")
+        return "\n\n".join(parts)
+
+    # -- whole thread -------------------------------------------------------------------
+
+
+def conclusion(payload: Payload) -> str:
+    """A sub-agent's conclusion as its block shows it ('' when it has none)."""
+    return workflow_answer(payload.workflow) or workflow_answer(payload.workflow, any_variant=True)
