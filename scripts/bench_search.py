@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from pplx_archiver.core.prose import ThreadProse, TurnProse, joined  # noqa: E402
 from pplx_archiver.core.timeparse import iso  # noqa: E402
-from pplx_archiver.shell.archive import search  # noqa: E402
+from pplx_archiver.shell.archive import search, search_index  # noqa: E402
 from pplx_archiver.shell.archive.store import Archive  # noqa: E402
 from pplx_archiver.sim.account import WORDS, plan_thread  # noqa: E402
 from pplx_archiver.sim.build import answer_of, url_of  # noqa: E402
@@ -146,8 +146,7 @@ def run(turns: int, per_kind: int, root: Path) -> dict[str, Any]:
                 for meta, thread in threads[first : first + BATCH]:
                     search.index_thread(db, meta, thread)
         with archive.index.transaction() as db:
-            db.execute("INSERT INTO search_text (search_text) VALUES ('optimize')")
-            db.execute("INSERT INTO search_grams (search_grams) VALUES ('optimize')")
+            search_index.optimize(db)
         build_s = time.perf_counter() - started
         db = archive.index._db  # read through the same connection, as a search would
         tables = dict(
