@@ -2,8 +2,9 @@
 
 ``search_docs``     one row per searchable unit: turn ``0`` is the thread (title, conclusions
                     of unplaced background sub-agents), turns ``1..N`` the turns; the prose
-                    is kept zlib-compressed (it confirms matches, feeds ranking and snippets,
-                    and removes a row from the contentless gram table exactly).
+                    zlib-compressed (for snippets, and to remove a row from the contentless
+                    gram table exactly) and its fields case-folded, UTF-8, NUL-separated
+                    (``folded``: a match is confirmed there and ranked from it).
 ``search_grams``    contentless FTS5 (``detail=none``, ``ascii`` tokenizer) of the distinct
                     grams of each row's case-folded fields, hex-encoded: every 1-, 2- and
                     3-character piece, and every 7-character piece centred on a white-space
@@ -42,6 +43,7 @@ log = structlog.get_logger()
 # thread: an index of another version is dropped and rebuilt.
 SEARCH_VERSION = 2
 WIDE = 3  # characters each side of a white-space character in a space-centred gram
+SEPARATOR = b"\x00"  # between the folded fields in search_docs.folded (never in a value)
 
 # search_text: the trigram table of version 1, dropped with the rest.
 _TABLES = ("search_text", "search_grams", "search_docs", "search_threads", "search_meta")
@@ -52,7 +54,7 @@ _SCHEMA = (
     "mode TEXT, title TEXT, path TEXT, space_title TEXT, space_slug TEXT, created TEXT, "
     "updated TEXT)",
     "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL, "
-    "turn INTEGER NOT NULL, created TEXT, prose BLOB NOT NULL)",
+    "turn INTEGER NOT NULL, created TEXT, folded BLOB NOT NULL, prose BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS search_docs_thread ON search_docs (thread)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5("
     "grams, content='', detail=none, columnsize=0, tokenize='ascii')",
@@ -198,6 +200,11 @@ def unpack(blob: bytes) -> tuple[str, ...]:
     return tuple(str(v) for v in values)
 
 
+def folded_fields(values: Iterable[str]) -> bytes:
+    """The values case-folded, UTF-8, NUL-separated: what a match is confirmed against."""
+    return SEPARATOR.join(fold(v).encode("utf-8") for v in values)
+
+
 def clean(text: str) -> str:
     """Text safe for the index: no NUL (FTS5 stops reading at one), no lone surrogates."""
     return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
@@ -207,8 +214,8 @@ def _insert_row(db: sqlite3.Connection, thread: int, row: TurnProse) -> None:
     values = tuple(clean(v) for v in row.values())
     row = TurnProse(row.turn, row.created, *values)
     cur = db.execute(
-        "INSERT INTO search_docs (thread, turn, created, prose) VALUES (?, ?, ?, ?)",
-        (thread, row.turn, row.created or None, pack(row)),
+        "INSERT INTO search_docs (thread, turn, created, folded, prose) VALUES (?, ?, ?, ?, ?)",
+        (thread, row.turn, row.created or None, folded_fields(values), pack(row)),
     )
     db.execute(
         "INSERT INTO search_grams (rowid, grams) VALUES (?, ?)",
@@ -330,9 +337,14 @@ def thread_hook(meta: ThreadMeta, prose: ThreadProse | None) -> Hook:
 def open_readonly(path: Path) -> sqlite3.Connection:
     """A read-only connection to the archive index (for searching)."""
     try:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        # A query reads a few hundred rows spread over the file: map it rather than copy
+        # every page into a small cache.
+        db.execute("PRAGMA mmap_size = 1073741824")
+        db.execute("PRAGMA cache_size = -32768")
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the index: {exc}") from exc
+    return db
 
 
 def iter_prose(db: sqlite3.Connection) -> Iterator[tuple[str, int, tuple[str, ...]]]:

@@ -15,12 +15,13 @@ import dataclasses
 import datetime
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pplx_archiver.errors import SearchQueryError, StoreError
 from pplx_archiver.shell.archive import search_raw
 from pplx_archiver.shell.archive.search_index import (
+    SEPARATOR,
     clean,
     fold,
     index_state,
@@ -122,11 +123,11 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
 def candidates(
     db: sqlite3.Connection, expression: str, filters: Filters, *, limit: int | None = None
 ) -> Iterator[tuple[int, str | None, bytes]]:
-    """(rowid, turn date, packed prose) of the rows whose grams match, newest first."""
+    """(rowid, turn date, folded fields) of the rows whose grams match, newest first."""
     extra, args = _filter_sql(filters)
     threads = " JOIN search_threads t ON t.id = d.thread" if extra else ""
     sql = (
-        "SELECT s.rowid, d.created, d.prose FROM search_grams s "
+        "SELECT s.rowid, d.created, d.folded FROM search_grams s "
         f"JOIN search_docs d ON d.id = s.rowid{threads} WHERE search_grams MATCH ?{extra} "
         "ORDER BY s.rowid DESC"
     )
@@ -140,12 +141,12 @@ def candidates(
 
 
 def bm25_rank(
-    rows: Sequence[tuple[int, Sequence[str]]], needles: Sequence[str]
+    rows: Sequence[tuple[int, Sequence[bytes]]], needles: Sequence[bytes]
 ) -> list[tuple[int, float]]:
     """(rowid, score) best first: FTS5's bm25 formula without its constant IDF factor.
 
-    ``rows`` hold the case-folded field values; term frequency is the number of
-    occurrences of the needles per field, field length its number of characters, the
+    ``rows`` hold the case-folded field values (UTF-8); term frequency is the number of
+    occurrences of the needles per field, field length its number of UTF-8 bytes, the
     average length that of the rows scored; scores are negative (lower is better) as
     FTS5's are.
     """
@@ -166,26 +167,27 @@ def bm25_rank(
 
 
 Ranked = list[tuple[int, float | None]]
+Found = list[tuple[int, str | None, list[bytes]]]
 
 
-def _short(db: sqlite3.Connection, folded: str, filters: Filters, limit: int) -> Ranked:
-    """One or two characters: the newest matches (one token each), by turn date."""
-    expression = match_expression(query_grams(folded))
-    rows = [r[:2] for r in candidates(db, expression, filters, limit=max(RANK_CAP, limit))]
-    rows.sort(key=lambda r: (r[1] or "", r[0]), reverse=True)
-    return [(int(r[0]), None) for r in rows[:limit]]
+def _newest(
+    db: sqlite3.Connection,
+    expression: str,
+    filters: Filters,
+    limit: int,
+    test: bytes | Callable[[bytes], bool] | None,
+) -> Found:
+    """The newest ``max(RANK_CAP, limit)`` candidates passing ``test`` (all without one).
 
-
-def _confirmed(
-    db: sqlite3.Connection, expression: str, filters: Filters, limit: int, test: Any, exact: bool
-) -> list[tuple[int, list[str]]]:
-    """The newest ``max(RANK_CAP, limit)`` candidates that pass ``test`` (folded values)."""
+    ``test`` is a needle the folded fields must contain, or a function of them.
+    """
     cap = max(RANK_CAP, limit)
-    found: list[tuple[int, list[str]]] = []
-    for rowid, _created, blob in candidates(db, expression, filters, limit=cap if exact else None):
-        folded = [fold(v) for v in unpack(blob)]
-        if exact or test(folded):
-            found.append((int(rowid), folded))
+    found: Found = []
+    for rowid, created, folded in candidates(
+        db, expression, filters, limit=cap if test is None else None
+    ):
+        if test is None or (test in folded if isinstance(test, bytes) else test(folded)):
+            found.append((int(rowid), created, folded.split(SEPARATOR)))
             if len(found) >= cap:
                 break
     return found
@@ -199,18 +201,23 @@ def query_rows(
     if raw:
         node = search_raw.parse(text)
         needles = node.needles()
-        found = _confirmed(db, node.expression(), filters, limit, node.matches, False)
-        return list(bm25_rank(found, needles)[:limit]), needles
-    folded = fold(text)
-    if len(folded) < 3:
-        return _short(db, folded, filters, limit), [folded]
-    expression = match_expression(query_grams(folded))
-
-    def contains(values: list[str]) -> bool:
-        return any(folded in v for v in values)
-
-    found = _confirmed(db, expression, filters, limit, contains, len(folded) == 3)
-    return list(bm25_rank(found, [folded])[:limit]), [folded]
+        found = _newest(
+            db, node.expression(), filters, limit, lambda f: node.matches(f.split(SEPARATOR))
+        )
+    else:
+        needles = [fold(text)]
+        expression = match_expression(query_grams(needles[0]))
+        # Up to 3 characters the gram token is the answer; longer text is confirmed
+        # (the folded fields are NUL-separated and a needle holds no NUL).
+        needle = needles[0].encode("utf-8")
+        confirm = None if len(needles[0]) <= 3 else needle
+        found = _newest(db, expression, filters, limit, confirm)
+        if len(needles[0]) < 3:
+            found.sort(key=lambda r: (r[1] or "", r[0]), reverse=True)
+            return [(r[0], None) for r in found[:limit]], needles
+    keys = [n.encode("utf-8") for n in needles]
+    ranked = bm25_rank([(r[0], r[2]) for r in found], keys)[:limit]
+    return list(ranked), needles
 
 
 _COLUMNS = (

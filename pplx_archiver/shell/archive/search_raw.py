@@ -36,12 +36,13 @@ class Term:
     columns: tuple[int, ...]
     initial: bool = False
 
-    def matches(self, folded: Sequence[str]) -> bool:
+    def matches(self, folded: Sequence[bytes]) -> bool:
         if not self.text:
             return False
+        needle = self.text.encode("utf-8")
         if self.initial:
-            return any(folded[c].startswith(self.text) for c in self.columns)
-        return any(self.text in folded[c] for c in self.columns)
+            return any(folded[c].startswith(needle) for c in self.columns)
+        return any(needle in folded[c] for c in self.columns)
 
     def expression(self) -> str:
         return f"({match_expression(query_grams(self.text))})" if self.text else NOTHING
@@ -58,7 +59,7 @@ class Op:
     left: Term | Op
     right: Term | Op
 
-    def matches(self, folded: Sequence[str]) -> bool:
+    def matches(self, folded: Sequence[bytes]) -> bool:
         if self.kind == "AND":
             return self.left.matches(folded) and self.right.matches(folded)
         if self.kind == "OR":
