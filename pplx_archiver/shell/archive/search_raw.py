@@ -26,6 +26,7 @@ ALL = tuple(range(len(FIELDS)))
 NOTHING = '"z"'  # a token no row holds (tokens are hex digits, g and w)
 _SINGLE = "(){}:+*^,-"
 _KEYWORDS = ("AND", "OR", "NOT")
+_KEYWORD_TOKENS = [("word", k) for k in _KEYWORDS]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -165,43 +166,41 @@ class _Parser:
 
     def all_of(self, columns: tuple[int, ...]) -> Node:
         node = self.but_not(columns)
-        while True:
-            if self.keyword("AND") or self.starts_phrase():
-                node = Op("AND", node, self.but_not(columns))
-            else:
-                return node
+        while self.keyword("AND"):
+            node = Op("AND", node, self.but_not(columns))
+        return node
+
+    def but_not(self, columns: tuple[int, ...]) -> Node:
+        node = self.unit(columns)
+        while self.keyword("NOT"):
+            node = Op("NOT", node, self.unit(columns))
+        return node
+
+    def unit(self, columns: tuple[int, ...]) -> Node:
+        """``( query )`` (column-filtered or not), or phrases in a row: their implicit AND."""
+        filtered = self.column_filter(columns) if self.starts_filter() else columns
+        if self.peek() == ("(", "("):
+            self.at += 1
+            group = self.any_of(filtered)
+            self.take(")")
+            return group
+        node: Node = self.phrase(filtered)
+        while self.starts_phrase():
+            filtered = self.column_filter(columns) if self.starts_filter() else columns
+            node = Op("AND", node, self.phrase(filtered))
+        return node
+
+    def starts_filter(self) -> bool:
+        item = self.peek()
+        return item is not None and (
+            item[0] in ("{", "-") or (item[0] == "word" and self.peek(1) == (":", ":"))
+        )
 
     def starts_phrase(self) -> bool:
         item = self.peek()
-        if item is None:
-            return False
-        return item[0] in ("string", "(", "{", "-", "^") or (
-            item[0] == "word" and item[1] not in _KEYWORDS
+        return item is not None and (
+            item[0] in ("string", "{", "-", "^") or (item[0] == "word" and item[1] not in _KEYWORDS)
         )
-
-    def but_not(self, columns: tuple[int, ...]) -> Node:
-        node = self.primary(columns)
-        while self.keyword("NOT"):
-            node = Op("NOT", node, self.primary(columns))
-        return node
-
-    def primary(self, columns: tuple[int, ...]) -> Node:
-        item = self.peek()
-        following = self.peek(1)
-        if item is not None and (
-            item[0] in ("{", "-") or (item[0] == "word" and following == (":", ":"))
-        ):
-            columns = self.column_filter(columns)
-            item = self.peek()
-        if item is not None and item[0] == "(":
-            self.at += 1
-            node = self.any_of(columns)
-            self.take(")")
-            return node
-        initial = self.peek() is not None and self.peek() == ("^", "^")
-        if initial:
-            self.at += 1
-        return self.phrase(columns, initial)
 
     def column_filter(self, columns: tuple[int, ...]) -> tuple[int, ...]:
         exclude = self.peek() == ("-", "-")
@@ -224,15 +223,16 @@ class _Parser:
         chosen = set(ALL) - picked if exclude else picked
         return tuple(c for c in columns if c in chosen)
 
-    def phrase(self, columns: tuple[int, ...], initial: bool) -> Term:
+    def phrase(self, columns: tuple[int, ...]) -> Term:
+        initial = self.peek() == ("^", "^")
+        if initial:
+            self.at += 1
         item = self.peek()
-        if item is None or item[0] not in ("word", "string") or item == ("word", "NEAR"):
-            if item == ("word", "NEAR"):
-                raise self.fail("NEAR is not supported (matching is by substring)")
+        if item == ("word", "NEAR") and self.peek(1) == ("(", "("):
+            raise self.fail("NEAR is not supported (matching is by substring)")
+        if item is None or item[0] not in ("word", "string") or item in _KEYWORD_TOKENS:
             near = "the end" if item is None else repr(item[1])
             raise self.fail(f"syntax error near {near}")
-        if item[0] == "word" and item[1] in _KEYWORDS:
-            raise self.fail(f"syntax error near {item[1]!r}")
         self.at += 1
         if self.peek() == ("+", "+"):
             raise self.fail("'+' is not supported (write the phrase in one string)")
