@@ -121,13 +121,19 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
 
 
 def candidates(
-    db: sqlite3.Connection, expression: str, filters: Filters, *, limit: int | None = None
+    db: sqlite3.Connection,
+    expression: str,
+    filters: Filters,
+    *,
+    limit: int | None = None,
+    fields: bool = True,
 ) -> Iterator[tuple[int, str | None, bytes]]:
-    """(rowid, turn date, folded fields) of the rows whose grams match, newest first."""
+    """(rowid, turn date, folded fields or b"") of the rows whose grams match, newest first."""
     extra, args = _filter_sql(filters)
     threads = " JOIN search_threads t ON t.id = d.thread" if extra else ""
+    folded = "d.folded" if fields else "x''"
     sql = (
-        "SELECT s.rowid, d.created, d.folded FROM search_grams s "
+        f"SELECT s.rowid, d.created, {folded} FROM search_grams s "
         f"JOIN search_docs d ON d.id = s.rowid{threads} WHERE search_grams MATCH ?{extra} "
         "ORDER BY s.rowid DESC"
     )
@@ -176,6 +182,8 @@ def _newest(
     filters: Filters,
     limit: int,
     test: bytes | Callable[[bytes], bool] | None,
+    *,
+    fields: bool = True,
 ) -> Found:
     """The newest ``max(RANK_CAP, limit)`` candidates passing ``test`` (all without one).
 
@@ -184,7 +192,7 @@ def _newest(
     cap = max(RANK_CAP, limit)
     found: Found = []
     for rowid, created, folded in candidates(
-        db, expression, filters, limit=cap if test is None else None
+        db, expression, filters, limit=cap if test is None else None, fields=fields
     ):
         if test is None or (test in folded if isinstance(test, bytes) else test(folded)):
             found.append((int(rowid), created, folded.split(SEPARATOR)))
@@ -211,7 +219,8 @@ def query_rows(
         # (the folded fields are NUL-separated and a needle holds no NUL).
         needle = needles[0].encode("utf-8")
         confirm = None if len(needles[0]) <= 3 else needle
-        found = _newest(db, expression, filters, limit, confirm)
+        # One or two characters are ordered by date: their fields are not read.
+        found = _newest(db, expression, filters, limit, confirm, fields=len(needles[0]) > 2)
         if len(needles[0]) < 3:
             found.sort(key=lambda r: (r[1] or "", r[0]), reverse=True)
             return [(r[0], None) for r in found[:limit]], needles
