@@ -105,7 +105,7 @@ def queries(texts: list[str], per_kind: int, rng: random.Random) -> dict[str, li
     english = [t for t in texts if t.isascii() and " " in t]
     cjk = [(t, i) for t in texts for i, c in enumerate(t) if _is_cjk(c)]
     out: dict[str, list[str]] = {"english_word": [rng.choice(WORDS) for _ in range(per_kind)]}
-    phrases = []
+    phrases: list[str] = []
     while len(phrases) < per_kind:
         words = rng.choice(english).split()
         if len(words) >= 3:
@@ -113,7 +113,7 @@ def queries(texts: list[str], per_kind: int, rng: random.Random) -> dict[str, li
             phrases.append(" ".join(words[at : at + rng.randint(2, 3)]))
     out["english_phrase"] = phrases
     for size in (1, 2, 3, 4):
-        picked = []
+        picked: list[str] = []
         while len(picked) < per_kind:
             text, at = rng.choice(cjk)
             piece = text[at : at + size]
