@@ -5,7 +5,8 @@ answer (``answer_text``), sub-agent conclusions and source titles/URLs, taken fr
 thread plans directly rather than through HTTP and the render core, so a 100,000-turn
 archive builds in minutes. The rows go through the real indexing code
 (``search.index_thread`` in an ``Archive``, 200 threads per transaction, then ``optimize``
-as a rebuild does).
+as a rebuild does). Queries go through the read-only connection ``pplx-export search``
+opens.
 
 Figures: ``index_bytes`` (the search tables, from SQLite's dbstat; the file size as well),
 ``prose_bytes`` (UTF-8 bytes of the indexed values), their ratio (target <= 3), build
@@ -13,7 +14,7 @@ seconds, and p50/p95 latency in ms of ``search()`` with the default limit (20) f
 words, English phrases, Chinese queries of 1, 2, 3 and 4 characters (drawn from the
 corpus), and absent text (target p95 <= 50 ms).
 
-Usage: ``python scripts/bench_search.py [--turns 100000] [--queries 40] [--keep DIR]``.
+Usage: ``python scripts/bench_search.py [--turns 100000] [--queries 40] [--keep DIR [--reuse]]``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from pplx_archiver.core.prose import ThreadProse, TurnProse, joined  # noqa: E402
 from pplx_archiver.core.timeparse import iso  # noqa: E402
-from pplx_archiver.shell.archive import search  # noqa: E402
+from pplx_archiver.shell.archive import search, search_index  # noqa: E402
 from pplx_archiver.shell.archive.store import Archive  # noqa: E402
 from pplx_archiver.sim.account import WORDS, plan_thread  # noqa: E402
 from pplx_archiver.sim.build import answer_of, url_of  # noqa: E402
@@ -104,7 +105,7 @@ def queries(texts: list[str], per_kind: int, rng: random.Random) -> dict[str, li
     english = [t for t in texts if t.isascii() and " " in t]
     cjk = [(t, i) for t in texts for i, c in enumerate(t) if _is_cjk(c)]
     out: dict[str, list[str]] = {"english_word": [rng.choice(WORDS) for _ in range(per_kind)]}
-    phrases = []
+    phrases: list[str] = []
     while len(phrases) < per_kind:
         words = rng.choice(english).split()
         if len(words) >= 3:
@@ -112,7 +113,7 @@ def queries(texts: list[str], per_kind: int, rng: random.Random) -> dict[str, li
             phrases.append(" ".join(words[at : at + rng.randint(2, 3)]))
     out["english_phrase"] = phrases
     for size in (1, 2, 3, 4):
-        picked = []
+        picked: list[str] = []
         while len(picked) < per_kind:
             text, at = rng.choice(cjk)
             piece = text[at : at + size]
@@ -123,8 +124,28 @@ def queries(texts: list[str], per_kind: int, rng: random.Random) -> dict[str, li
     return out
 
 
-def run(turns: int, per_kind: int, root: Path) -> dict[str, Any]:
-    """Build the index of ``turns`` simulated turns under ``root`` and measure it."""
+def measure(db: Any, texts: list[str], per_kind: int) -> dict[str, Any]:
+    """Latency per query kind through ``db`` (the read-only connection `search` opens)."""
+    rng = random.Random(17)
+    latency: dict[str, Any] = {}
+    for kind, items in queries(texts, per_kind, rng).items():
+        search.search(db, items[0])  # warm the page cache for this kind
+        samples = []
+        hits = []
+        for query in items[:per_kind]:
+            began = time.perf_counter()
+            found = search.search(db, query)
+            samples.append(1000 * (time.perf_counter() - began))
+            hits.append(len(found))
+        latency[kind] = _percentiles(samples) | {"mean_hits": round(statistics.mean(hits), 1)}
+    return latency
+
+
+def run(turns: int, per_kind: int, root: Path, reuse: bool = False) -> dict[str, Any]:
+    """Build the index of ``turns`` simulated turns under ``root`` and measure it.
+
+    With ``reuse``, an index already built there (``--keep``) is measured as it is.
+    """
     import structlog
 
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())  # stdout stays JSON
@@ -139,17 +160,20 @@ def run(turns: int, per_kind: int, root: Path) -> dict[str, Any]:
                 prose += len(value.encode("utf-8"))
                 if value:
                     texts.append(value)
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     with Archive(root / "archive") as archive:
-        started = time.perf_counter()
-        for first in range(0, len(threads), BATCH):
-            with archive.index.transaction() as db:
-                for meta, thread in threads[first : first + BATCH]:
-                    search.index_thread(db, meta, thread)
         with archive.index.transaction() as db:
-            db.execute("INSERT INTO search_text (search_text) VALUES ('optimize')")
-            db.execute("INSERT INTO search_grams (search_grams) VALUES ('optimize')")
+            built = reuse and search.index_state(db) == "ready"
+        started = time.perf_counter()
+        if not built:
+            for first in range(0, len(threads), BATCH):
+                with archive.index.transaction() as db:
+                    for meta, thread in threads[first : first + BATCH]:
+                        search.index_thread(db, meta, thread)
+            with archive.index.transaction() as db:
+                search_index.optimize(db)
         build_s = time.perf_counter() - started
-        db = archive.index._db  # read through the same connection, as a search would
+        db = archive.index._db
         tables = dict(
             db.execute(
                 "SELECT name, SUM(pgsize) FROM dbstat WHERE name LIKE 'search%' GROUP BY name"
@@ -158,18 +182,7 @@ def run(turns: int, per_kind: int, root: Path) -> dict[str, Any]:
         index_bytes = sum(int(v) for v in tables.values())
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         file_bytes = archive.index.path.stat().st_size
-        rng = random.Random(17)
-        latency: dict[str, Any] = {}
-        for kind, items in queries(texts, per_kind, rng).items():
-            search.search(db, items[0])  # warm the page cache for this kind
-            samples = []
-            hits = []
-            for query in items[:per_kind]:
-                began = time.perf_counter()
-                found = search.search(db, query)
-                samples.append(1000 * (time.perf_counter() - began))
-                hits.append(len(found))
-            latency[kind] = _percentiles(samples) | {"mean_hits": round(statistics.mean(hits), 1)}
+        latency = measure(search.open_readonly(archive.index.path), texts, per_kind)
     rows = sum(len(t.rows) for _m, t in threads)
     worst = max(v["p95_ms"] for v in latency.values())
     return {
@@ -184,12 +197,13 @@ def run(turns: int, per_kind: int, root: Path) -> dict[str, Any]:
         "size_ratio": round(index_bytes / prose, 3),
         "size_target": 3.0,
         "corpus_s": round(corpus_s, 1),
-        "build_s": round(build_s, 1),
-        "build_turns_per_s": round((rows - len(threads)) / build_s, 1),
+        "build_s": None if built else round(build_s, 1),
+        "build_turns_per_s": None if built else round((rows - len(threads)) / build_s, 1),
         "latency": latency,
         "worst_p95_ms": worst,
         "p95_target_ms": 50.0,
         "targets_met": index_bytes / prose <= 3.0 and worst <= 50.0,
+        "load_average_at_start": load_at_start,
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
 
@@ -199,10 +213,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=100_000, help="turns in the corpus")
     parser.add_argument("--queries", type=int, default=40, help="queries per kind")
     parser.add_argument("--keep", type=Path, help="build here and keep it (debugging)")
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --keep: measure the index built there before"
+    )
     args = parser.parse_args()
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
-        result = run(args.turns, args.queries, args.keep)
+        result = run(args.turns, args.queries, args.keep, args.reuse)
     else:
         tmp = Path(tempfile.mkdtemp(prefix="bench-search-"))
         try:

@@ -81,7 +81,6 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Modules and functions over the limits, each with its reason. The list only shrinks.
 OVERSIZE_MODULES: dict[str, str] = {
-    "shell/archive/search.py": "to split",
     "shell/net/http.py": "to split",
     "shell/net/listing.py": "to split",
     "shell/run/ask.py": "to split",

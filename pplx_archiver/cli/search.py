@@ -1,7 +1,8 @@
 """``pplx-export search``: find turns by what was asked and answered (offline, read-only).
 
 Exit codes: 0 hits found; 1 nothing found (like grep); 2 usage error (no archive, a bad
-date, an FTS5 syntax mistake in a ``--raw`` query).
+date, an FTS5 syntax mistake in a ``--raw`` query); 6 the index needs a rebuild (or
+``--rebuild``) while another command writes the archive.
 """
 
 from __future__ import annotations
@@ -19,14 +20,8 @@ from pplx_archiver.core.model import MODES
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive import search as search_mod
+from pplx_archiver.shell.archive.lock import writer_lock
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
-
-
-def _progress(done: int, total: int) -> None:
-    if done == total or done % 200 == 0:
-        end = "\n" if done == total else "\r"
-        sys.stderr.write(f"search index: rebuilding {done}/{total} threads{end}")
-        sys.stderr.flush()
 
 
 def _show(hit: search_mod.Hit, color: bool) -> str:
@@ -81,7 +76,8 @@ def search(
     queries list newest first. A query starting with "-" goes after "--". Results are
     grouped by thread, with the turn file to open. The index lives in
     index/archive.sqlite, is kept up to date by every archiving run and is rebuilt from
-    the raw files when missing or of an older version. Exit 1 when nothing is found.
+    the raw files when missing or of an older version (holding the archive's writer lock:
+    exit 6 while another command writes). Exit 1 when nothing is found.
 
     \b
     Examples:
@@ -113,11 +109,16 @@ def search(
         finally:
             db.close()
         if rebuild or not ready:
-            with Archive(settings.out_dir) as archive, run_logging(settings, "search-index"):
+            # A rebuild writes the index: it waits for no other writer (exit 6 when busy).
+            with (
+                writer_lock(settings.out_dir, "search"),
+                Archive(settings.out_dir) as archive,
+                run_logging(settings, "search-index"),
+            ):
                 if rebuild:
-                    search_mod.rebuild(archive, progress=_progress)
+                    search_mod.rebuild(archive, progress=search_mod.print_progress)
                 else:
-                    search_mod.ensure_ready(archive, progress=_progress)
+                    search_mod.ensure_ready(archive, progress=search_mod.print_progress)
         db = search_mod.open_readonly(db_path)
         try:
             hits = search_mod.search(db, query, filters, limit, raw=raw)

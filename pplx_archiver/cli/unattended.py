@@ -36,7 +36,8 @@ def reindex(
 
     Every folder becomes an archived thread (folders of threads deleted upstream included);
     variants come from the registry, deleted/expired/not-found states from
-    index/terminal_states.jsonl, run history from the old index when it is readable. Bad or
+    index/terminal_states.jsonl, run history from the old index when it is readable; the
+    search index is rebuilt from the raw files. Bad or
     duplicate registry lines are dropped (the original file is kept as a .bak copy). Run it
     when a command says the index is damaged, or after index/archive.sqlite was lost.
 
@@ -45,6 +46,7 @@ def reindex(
       pplx-export reindex --out ~/perplexity-archive
       pplx-export reindex -o archive && pplx-export verify -o archive
     """
+    from pplx_archiver.shell.archive.search_rebuild import print_progress
     from pplx_archiver.shell.care.reindex import reindex as rebuild
 
     try:
@@ -53,7 +55,7 @@ def reindex(
         if not settings.out_dir.is_dir():
             raise ConfigError(f"--out {settings.out_dir}: no such folder")
         with command_scope(settings, "reindex"):
-            summary = rebuild(settings.out_dir)
+            summary = rebuild(settings.out_dir, search_progress=print_progress)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
     typer.echo(summary.line())

@@ -18,6 +18,7 @@ from pplx_archiver.cli import _register, app
 from pplx_archiver.core.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import SearchQueryError
 from pplx_archiver.shell.archive import search as S
+from pplx_archiver.shell.archive import search_index, search_query
 from pplx_archiver.shell.archive.store import Archive
 from tests.shell.archive_builders import harvest, slug_of
 
@@ -223,7 +224,7 @@ def test_bm25_ranks_query_above_title_above_answer(
 
     The rank cap (how many newest matches are scored) never drops a match below the limit.
     """
-    monkeypatch.setattr(S, "RANK_CAP", cap)
+    monkeypatch.setattr(search_query, "RANK_CAP", cap)
     with Archive(tmp_path / "a") as archive, archive.index.transaction() as db:
         docs = {
             "in-answer": TurnProse(1, "2026-07-01T00:00:00Z", answer="about the zebra crossing"),
@@ -276,7 +277,7 @@ def test_old_version_or_pre_search_archive_is_rebuilt(tmp_path: Path) -> None:
         with archive.index.transaction() as db:
             assert S.index_state(db) == "ready"
             assert sorted(S.iter_prose(db)) == before
-            for table in ("search_text", "search_grams", "search_docs", "search_meta"):
+            for table in ("search_grams", "search_docs", "search_meta"):
                 db.execute(f"DROP TABLE {table}")
         harvest(archive, 3)  # a first commit into an archive that already holds threads
         with archive.index.transaction() as db:
@@ -337,7 +338,7 @@ def test_a_failing_index_update_leaves_the_thread_done_and_the_index_stale(
             db.execute("INSERT INTO search_docs (thread, turn, prose) VALUES (999, 1, x'00')")
             raise sqlite3.OperationalError("disk trouble")
 
-        monkeypatch.setattr(S, "index_thread", broken)
+        monkeypatch.setattr(search_index, "index_thread", broken)
         harvest(archive, 2)
         monkeypatch.undo()
         row = archive.get(slug_of(2))

@@ -14,9 +14,11 @@ The walk is public so that other derived indexes can be rebuilt in the same pass
 each one to every hook given (``hooks=``) or registered with :func:`register_hook`.
 
 The new index is written beside the old one and moved over it atomically; the runs table
-of a readable old index is carried over. A damaged old index is kept as
-``archive.sqlite.damaged-<UTC>``. Bad or duplicate registry lines are dropped from the
-registry (the original is kept as ``answer_variants_log.jsonl.bak-<UTC>``).
+of a readable old index is carried over. The search index (tables ``search_*`` in the same
+file) is then rebuilt from the raw files, as ``pplx-export search --rebuild`` does. A
+damaged old index is kept as ``archive.sqlite.damaged-<UTC>``. Bad or duplicate registry
+lines are dropped from the registry (the original is kept as
+``answer_variants_log.jsonl.bak-<UTC>``).
 """
 
 from __future__ import annotations
@@ -37,11 +39,14 @@ from pplx_archiver.core.layout import safe_component
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index
 from pplx_archiver.shell.archive.registry import Registry, read_lines, record_key, strip_meta
+from pplx_archiver.shell.archive.search_rebuild import Progress
+from pplx_archiver.shell.archive.search_rebuild import rebuild as rebuild_search
 from pplx_archiver.shell.archive.store import (
     DERIVED_TOP,
     INDEX_DIR,
     RAW_FILES,
     THREAD_JSON,
+    Archive,
     listing_to_json,
     recorded_file_keys,
 )
@@ -304,7 +309,15 @@ def _restore_terminal(
         summary.terminal += 1
 
 
-def reindex(out: Path, *, hooks: Iterable[Hook] = ()) -> ReindexSummary:
+def _rebuild_search(out: Path, progress: Progress | None) -> None:
+    """The search index, last (``progress(done, total)`` as it goes): read from the raw files."""
+    with Archive(out) as archive:
+        rebuild_search(archive, progress=progress)
+
+
+def reindex(
+    out: Path, *, hooks: Iterable[Hook] = (), search_progress: Progress | None = None
+) -> ReindexSummary:
     """Rebuild the index of the archive at ``out`` from its folders (see module docstring)."""
     out = Path(out)
     index_dir = out / INDEX_DIR
@@ -359,6 +372,7 @@ def reindex(out: Path, *, hooks: Iterable[Hook] = ()) -> ReindexSummary:
     building.replace(target)
     for sidecar in (Path(f"{building}-wal"), Path(f"{building}-shm")):
         sidecar.unlink(missing_ok=True)
+    _rebuild_search(out, search_progress)
     log.info("REINDEX_DONE", **summary.as_event())
     return summary
 

@@ -1,0 +1,356 @@
+"""The search index's tables and rows, inside ``index/archive.sqlite`` (tables ``search_*``).
+
+``search_docs``     one row per searchable unit: turn ``0`` is the thread (title, conclusions
+                    of unplaced background sub-agents), turns ``1..N`` the turns; the prose
+                    zlib-compressed (for snippets, and to remove a row from the contentless
+                    gram table exactly) and its fields case-folded, UTF-8, NUL-separated
+                    (``folded``: a match is confirmed there and ranked from it).
+``search_grams``    contentless FTS5 (``detail=none``, ``ascii`` tokenizer) of the distinct
+                    grams of each row's case-folded fields, hex-encoded: every 1-, 2- and
+                    3-character piece, and every 7-character piece centred on a white-space
+                    character (3 characters, the space, 3 characters). A query of 1 to 3
+                    characters is one gram token (an exact answer); a longer one is the AND
+                    of its 3-character and space-centred grams, confirmed against the prose.
+``search_threads``  per thread: account, mode, title, folder, space, dates (the filters).
+``search_meta``     ``version`` (:data:`SEARCH_VERSION`) and ``state`` (``ready`` or ``stale``).
+
+The index is written by :func:`thread_hook`, called by the store inside the transaction
+that marks a thread done. When the stored version differs from :data:`SEARCH_VERSION`
+(tokens, schema or prose extraction changed) the tables are dropped and recreated as
+``stale``; the rebuild (``search_rebuild``) then fills them from the stored raw files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import sqlite3
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import structlog
+
+from pplx_archiver.core.prose import ThreadProse, TurnProse
+from pplx_archiver.errors import StoreError
+
+log = structlog.get_logger()
+
+# Bump on any change of the tables, the grams, their encoding or the prose taken from a
+# thread: an index of another version is dropped and rebuilt.
+SEARCH_VERSION = 2
+WIDE = 3  # characters each side of a white-space character in a space-centred gram
+SEPARATOR = b"\x00"  # between the folded fields in search_docs.folded (never in a value)
+
+# search_text: the trigram table of version 1, dropped with the rest.
+_TABLES = ("search_text", "search_grams", "search_docs", "search_threads", "search_meta")
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS search_threads (id INTEGER PRIMARY KEY, uuid TEXT UNIQUE, "
+    "account TEXT, "
+    "mode TEXT, title TEXT, path TEXT, space_title TEXT, space_slug TEXT, created TEXT, "
+    "updated TEXT)",
+    "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL, "
+    "turn INTEGER NOT NULL, created TEXT, folded BLOB NOT NULL, prose BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS search_docs_thread ON search_docs (thread)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5("
+    "grams, content='', detail=none, columnsize=0, tokenize='ascii')",
+)
+
+
+# -- schema and version ----------------------------------------------------------------------
+
+
+def meta_value(db: sqlite3.Connection, key: str) -> str | None:
+    """A ``search_meta`` value (None when unset or when there are no search tables)."""
+    try:
+        row = db.execute("SELECT value FROM search_meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.OperationalError:  # no search tables yet
+        return None
+    return None if row is None else str(row[0])
+
+
+def set_meta(db: sqlite3.Connection, key: str, value: str) -> None:
+    """Set a ``search_meta`` value."""
+    db.execute(
+        "INSERT INTO search_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def create(db: sqlite3.Connection, *, state: str) -> None:
+    """Drop every search table (of any version) and create empty ones in ``state``."""
+    for table in _TABLES:
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in _SCHEMA:
+        db.execute(statement)
+    set_meta(db, "version", str(SEARCH_VERSION))
+    set_meta(db, "state", state)
+
+
+def ensure_schema(db: sqlite3.Connection, *, committing: str = "") -> None:
+    """Create the search tables (or recreate them for another version), inside a transaction.
+
+    A new index of an archive that already holds threads (other than ``committing``, the
+    one being marked done) is ``stale`` until rebuilt.
+    """
+    if meta_value(db, "version") == str(SEARCH_VERSION):
+        return
+    done = db.execute(
+        "SELECT COUNT(*) FROM threads WHERE status = 'done' AND uuid != ?", (committing,)
+    ).fetchone()[0]
+    create(db, state="stale" if done else "ready")
+
+
+def index_state(db: sqlite3.Connection) -> str:
+    """``ready``, ``stale`` (needs a rebuild) or ``missing`` / ``old`` (other version)."""
+    version = meta_value(db, "version")
+    if version is None:
+        return "missing"
+    if version != str(SEARCH_VERSION):
+        return "old"
+    return meta_value(db, "state") or "stale"
+
+
+# -- grams -----------------------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """The case folding of the index and of every comparison with a query."""
+    return text.lower()
+
+
+_TOKENS: dict[str, str] = {}  # gram -> token, memoized (bounded)
+
+
+def gram_token(gram: str) -> str:
+    """A gram as an ``ascii`` token: code points in hex joined by ``g`` (``61g62``).
+
+    ``g`` is never a hex digit, so no pair reads as one character; a space-centred gram
+    starts with ``w``, so it never reads as a short one.
+    """
+    token = _TOKENS.get(gram)
+    if token is None:
+        token = "g".join(format(ord(c), "x") for c in gram)
+        if len(gram) > 3:
+            token = "w" + token
+        if len(_TOKENS) < 200_000:
+            _TOKENS[gram] = token
+    return token
+
+
+def text_grams(text: str) -> set[str]:
+    """The grams of one folded value: its 1-, 2-, 3-character and space-centred pieces."""
+    grams = set(text)
+    grams.update(map("".join, itertools.pairwise(text)))
+    grams.update(map("".join, zip(text, text[1:], text[2:], strict=False)))
+    grams.update(
+        text[at - WIDE : at + WIDE + 1]
+        for at in range(WIDE, len(text) - WIDE)
+        if text[at].isspace()
+    )
+    return grams
+
+
+def gram_tokens(values: Iterable[str]) -> str:
+    """The distinct grams of the values (each folded) as ``ascii`` tokens, sorted."""
+    grams: set[str] = set()
+    for value in values:
+        grams |= text_grams(fold(value))
+    return " ".join(sorted(map(gram_token, grams)))
+
+
+def query_grams(folded: str) -> list[str]:
+    """Grams every row containing ``folded`` holds: itself up to 3 characters, else its
+    3-character pieces (at most 16, spread over it) and space-centred pieces (at most 8)."""
+    if len(folded) <= 3:
+        return [folded]
+    trigrams = list(dict.fromkeys(folded[at : at + 3] for at in range(len(folded) - 2)))
+    if len(trigrams) > 16:
+        step = (len(trigrams) - 1) / 15
+        trigrams = [trigrams[round(n * step)] for n in range(16)]
+    wide = [
+        folded[at - WIDE : at + WIDE + 1]
+        for at in range(WIDE, len(folded) - WIDE)
+        if folded[at].isspace()
+    ]
+    return trigrams + list(dict.fromkeys(wide))[:8]
+
+
+def match_expression(grams: Iterable[str]) -> str:
+    """The FTS5 query (an AND of tokens) for the grams."""
+    return " ".join(f'"{gram_token(g)}"' for g in grams)
+
+
+# -- rows --------------------------------------------------------------------------------------
+
+
+def pack(row: TurnProse) -> bytes:
+    """A row's field values as stored in ``search_docs.prose``."""
+    return zlib.compress(orjson.dumps(list(row.values())), 9)
+
+
+def unpack(blob: bytes) -> tuple[str, ...]:
+    """The field values of a stored row."""
+    values = orjson.loads(zlib.decompress(blob))
+    return tuple(str(v) for v in values)
+
+
+def folded_fields(values: Iterable[str]) -> bytes:
+    """The values case-folded, UTF-8, NUL-separated: what a match is confirmed against."""
+    return SEPARATOR.join(fold(v).encode("utf-8") for v in values)
+
+
+def clean(text: str) -> str:
+    """Text safe for the index: no NUL (FTS5 stops reading at one), no lone surrogates."""
+    return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
+
+
+def _insert_row(db: sqlite3.Connection, thread: int, row: TurnProse) -> None:
+    values = tuple(clean(v) for v in row.values())
+    row = TurnProse(row.turn, row.created, *values)
+    cur = db.execute(
+        "INSERT INTO search_docs (thread, turn, created, folded, prose) VALUES (?, ?, ?, ?, ?)",
+        (thread, row.turn, row.created or None, folded_fields(values), pack(row)),
+    )
+    db.execute(
+        "INSERT INTO search_grams (rowid, grams) VALUES (?, ?)",
+        (cur.lastrowid, gram_tokens(values)),
+    )
+
+
+def _delete_thread(db: sqlite3.Connection, thread: int) -> None:
+    """Remove a thread's rows: the contentless table is told the exact tokens it indexed."""
+    rows = db.execute("SELECT id, prose FROM search_docs WHERE thread = ?", (thread,)).fetchall()
+    for rowid, blob in rows:
+        db.execute(
+            "INSERT INTO search_grams (search_grams, rowid, grams) VALUES ('delete', ?, ?)",
+            (rowid, gram_tokens(unpack(blob))),
+        )
+    db.execute("DELETE FROM search_docs WHERE thread = ?", (thread,))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadMeta:
+    """What the filters and the result lines know of a thread."""
+
+    uuid: str
+    account: str
+    mode: str
+    title: str
+    path: str
+    space_title: str = ""
+    space_slug: str = ""
+    created: str = ""
+    updated: str = ""
+
+
+def index_thread(db: sqlite3.Connection, meta: ThreadMeta, prose: ThreadProse | None) -> None:
+    """Replace a thread's search rows (inside the caller's transaction).
+
+    Without prose (a result that carries none) only the title is indexed.
+    """
+    ensure_schema(db, committing=meta.uuid)
+    rows = prose.rows if prose is not None else (TurnProse(0, meta.created, title=meta.title),)
+    thread = db.execute(
+        "INSERT INTO search_threads (uuid, account, mode, title, path, space_title, space_slug, "
+        "created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uuid) DO UPDATE SET "
+        "account = excluded.account, mode = excluded.mode, title = excluded.title, "
+        "path = excluded.path, space_title = excluded.space_title, "
+        "space_slug = excluded.space_slug, created = excluded.created, "
+        "updated = excluded.updated RETURNING id",
+        (
+            meta.uuid,
+            meta.account,
+            meta.mode,
+            clean(meta.title),
+            meta.path,
+            meta.space_title,
+            meta.space_slug,
+            meta.created,
+            meta.updated,
+        ),
+    ).fetchone()[0]
+    _delete_thread(db, thread)
+    for row in rows:
+        _insert_row(db, thread, row)
+
+
+def optimize(db: sqlite3.Connection) -> None:
+    """Merge the gram table's segments into one (after a bulk build)."""
+    db.execute("INSERT INTO search_grams (search_grams) VALUES ('optimize')")
+
+
+def meta_of(
+    uuid: str, account: str, path: str, record: Mapping[str, Any], mode: str, title: str
+) -> ThreadMeta:
+    """The thread's filter values from its ``thread.json`` record."""
+    space = record.get("space")
+    space_title = space_slug = ""
+    if isinstance(space, Mapping):
+        space_title = str(space.get("title") or "")
+        space_slug = str(space.get("slug") or "")
+
+    def text(key: str) -> str:
+        value = record.get(key)
+        return value if isinstance(value, str) else ""
+
+    return ThreadMeta(
+        uuid=uuid,
+        account=account,
+        mode=mode,
+        title=title,
+        path=path,
+        space_title=space_title,
+        space_slug=space_slug,
+        created=text("created"),
+        updated=text("last_updated"),
+    )
+
+
+Hook = Callable[[sqlite3.Connection], None]
+
+
+def thread_hook(meta: ThreadMeta, prose: ThreadProse | None) -> Hook:
+    """The callable the store runs inside the transaction marking the thread done."""
+
+    def hook(db: sqlite3.Connection) -> None:
+        # A failure here must not cost the thread its "done": the search rows are rolled
+        # back alone and the index is marked stale (the next search rebuilds it).
+        db.execute("SAVEPOINT search_index")
+        try:
+            index_thread(db, meta, prose)
+        except (sqlite3.Error, ValueError) as exc:
+            db.execute("ROLLBACK TO search_index")
+            log.warning("SEARCH_INDEX_FAILED", thread_uuid=meta.uuid, error=str(exc))
+            with contextlib.suppress(sqlite3.Error):
+                set_meta(db, "state", "stale")
+        db.execute("RELEASE search_index")
+
+    return hook
+
+
+def open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the archive index (for searching)."""
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
+        # A query reads a few hundred rows spread over the file: map it rather than copy
+        # every page into a small cache.
+        db.execute("PRAGMA mmap_size = 1073741824")
+        db.execute("PRAGMA cache_size = -32768")
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open the index: {exc}") from exc
+    return db
+
+
+def iter_prose(db: sqlite3.Connection) -> Iterator[tuple[str, int, tuple[str, ...]]]:
+    """Every indexed row as (thread uuid, turn, field values): for audits and tests."""
+    for uuid, turn, blob in db.execute(
+        "SELECT t.uuid, d.turn, d.prose FROM search_docs d "
+        "JOIN search_threads t ON t.id = d.thread ORDER BY d.id"
+    ):
+        yield str(uuid), int(turn), unpack(blob)

@@ -1,0 +1,51 @@
+"""What a search hit shows: a one-line snippet around the match, safe for a terminal."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from pplx_archiver.core.prose import FIELDS
+from pplx_archiver.shell.archive.search_index import fold
+
+SNIPPET_CHARS = 60
+ORDER = (1, 0, 2, 3, 4)  # the field a snippet prefers: query, title, answer, subagents, sources
+
+
+def printable(text: str) -> str:
+    """One line for a terminal: control and format characters become spaces."""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+
+
+def _find(text: str, query: str) -> tuple[int, int] | None:
+    low = fold(text)
+    at = low.find(fold(query))
+    if at >= 0 and len(low) == len(text):
+        return at, at + len(fold(query))
+    found = re.search(re.escape(query), text, re.IGNORECASE)
+    return found.span() if found else None
+
+
+def make_snippet(
+    values: Sequence[str], query: str | None
+) -> tuple[str, str, tuple[int, int] | None]:
+    """(field, one-line snippet, match span in the snippet) for a row's values."""
+    if query:
+        for index in ORDER:
+            span = _find(values[index], query)
+            if span is None:
+                continue
+            start = max(0, span[0] - SNIPPET_CHARS)
+            end = min(len(values[index]), span[1] + SNIPPET_CHARS)
+            lead = "…" if start else ""
+            tail = "…" if end < len(values[index]) else ""
+            snippet = lead + printable(values[index][start:end]) + tail
+            at = len(lead) + span[0] - start
+            return FIELDS[index], snippet, (at, at + span[1] - span[0])
+    for index in ORDER:
+        if values[index].strip():
+            text = values[index]
+            cut = text[: 2 * SNIPPET_CHARS]
+            return FIELDS[index], printable(cut) + ("…" if len(text) > len(cut) else ""), None
+    return FIELDS[0], "", None
