@@ -90,9 +90,7 @@ OVERSIZE_MODULES: dict[str, str] = {
     "shell/net/listing.py": "to split",
     "shell/run/ask.py": "to split",
     "core/decode.py": "to split",
-    "core/markdown.py": "to split",
     "core/render.py": "to split",
-    "core/stream.py": "to split",
     "core/workflow.py": "to split",
 }
 LONG_FUNCTIONS: dict[str, str] = {
@@ -105,7 +103,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "core/blocks.py::decode_blocks": "to split",
     "core/blocks.py::decode_item": "to split",
     "core/decode.py::_decode_entry": "to split",
-    "core/markdown.py::_scan": "to split",
     "core/render.py::turn_parts": "to split",
 }
 
