@@ -88,16 +88,12 @@ OVERSIZE_MODULES: dict[str, str] = {
     "shell/care/rerender.py": "to split",
     "shell/net/http.py": "to split",
     "shell/net/listing.py": "to split",
-    "shell/run/ask.py": "to split",
     "core/decode.py": "to split",
     "core/render.py": "to split",
     "core/workflow.py": "to split",
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "shell/archive/store.py::commit_thread": "to split",
-    "shell/care/status.py::collect": "to split",
-    "shell/run/ask.py::run_ask": "to split",
-    "shell/run/monitor.py::metrics_text": "to split",
     "shell/run/runner.py::run_command": "to split",
     "shell/run/scheduler.py::_apply": "to split",
     "core/blocks.py::decode_blocks": "to split",
