@@ -57,7 +57,7 @@ def sampled_turns() -> list[tuple[bool, str, str]]:
     """
     config = SimConfig()
     state = AccountState(config)
-    out = []
+    out: list[tuple[bool, str, str]] = []
     for index in range(SAMPLED_THREADS):
         plan = state.plan(index)
         chinese = speaks_chinese(config.seed, index)
