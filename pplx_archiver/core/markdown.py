@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from pplx_archiver.core.markdown_blocks import HTML, Scan, lf, paragraph_groups, scan_blocks
 from pplx_archiver.core.markdown_inline import (
+    BACKTICK_RUN,
     STRUCTURE_TAG,
     escape_outside,
     escape_structure_tags,
@@ -48,16 +49,13 @@ __all__ = [
     "single_line",
 ]
 
-_NEWLINE = re.compile(r"\r\n?|\n")
-_BACKTICK_RUN = re.compile(r"`+")
-
 
 # --------------------------------------------------------------------------- fences
 
 
 def longest_backtick_run(text: str) -> int:
     """Return the length of the longest run of consecutive backticks in ``text`` (0 if none)."""
-    return max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
+    return max((len(run) for run in BACKTICK_RUN.findall(text)), default=0)
 
 
 def fence(text: str, lang: str = "") -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from pplx_archiver.core.markdown_blocks import CLOSE_TAG, OPEN_TAG
 
-_BACKTICK_RUN = re.compile(r"`+")
+BACKTICK_RUN = re.compile(r"`+")
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _INLINE_SKIP = re.compile(
     r"<[A-Za-z][A-Za-z0-9.+-]{1,31}:[^<>\x00-\x20]*>"  # autolink
@@ -44,7 +44,7 @@ def code_spans(text: str) -> list[tuple[int, int]]:
             while end < size and text[end] == "`":
                 end += 1
             length = end - index
-            for closer in _BACKTICK_RUN.finditer(text, end):
+            for closer in BACKTICK_RUN.finditer(text, end):
                 if closer.end() - closer.start() == length:
                     spans.append((index, closer.end()))
                     end = closer.end()
