@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-from pplx_archiver.shell.run.ask import MODELS_CACHE, load_models, read_models_cache
+from pplx_archiver.shell.run.ask_models import MODELS_CACHE, load_models, read_models_cache
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 

@@ -64,56 +64,58 @@ def _text_steps(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return text if isinstance(text, list) else []
 
 
-def naive_truth(
-    blocks_pages: list[dict[str, Any]], plain_pages: list[dict[str, Any]], listing: dict[str, Any]
-) -> dict[str, Any]:
-    """Recompute what the manifest claims, straight from the bodies."""
-    entries = {e["backend_uuid"]: e for p in blocks_pages for e in p["entries"]}
-    main = sorted(entries.values(), key=lambda e: _ts(e["entry_created_datetime"]))
-    bg = {e["backend_uuid"]: e for p in blocks_pages for e in p["background_entries"]}
-    plain = {e["backend_uuid"]: e for p in plain_pages for e in p["entries"]}
-    meta = blocks_pages[0]["thread_metadata"]
-    # mode
+def _naive_mode(
+    main: list[dict[str, Any]],
+    plain: dict[str, dict[str, Any]],
+    meta: dict[str, Any],
+    listing: dict[str, Any],
+) -> str:
+    """The thread's mode: the highest explicit search_mode, else the fallback signals."""
     modes = {MODE[e["search_mode"]] for e in main if e.get("search_mode") in MODE}
     if modes:
-        mode = max(modes, key=ORDER.index)
+        return max(modes, key=ORDER.index)
+    steps = [s["step_type"] for e in plain.values() for s in _text_steps(e)]
+    dm = next((DM[e["display_model"]] for e in main if e.get("display_model") in DM), None)
+    if meta["mode"] == "4" or listing["mode"].upper() in ("ASI", "COMPUTER"):
+        step_mode = "computer"
+    elif "COUNCIL_RESEARCH" in steps:
+        step_mode = "council"
+    elif "RESEARCH_ANSWER" in steps:
+        step_mode = "deep-research"
     else:
-        steps = [s["step_type"] for e in plain.values() for s in _text_steps(e)]
-        dm = next((DM[e["display_model"]] for e in main if e.get("display_model") in DM), None)
-        if meta["mode"] == "4" or listing["mode"].upper() in ("ASI", "COMPUTER"):
-            step_mode = "computer"
-        elif "COUNCIL_RESEARCH" in steps:
-            step_mode = "council"
-        elif "RESEARCH_ANSWER" in steps:
-            step_mode = "deep-research"
-        else:
-            step_mode = ""
-        mode = dm or step_mode or "search"
-    # background landing
+        step_mode = ""
+    return dm or step_mode or "search"
+
+
+def _turn_urls(entry: dict[str, Any], twin: dict[str, Any], urls: set[str]) -> None:
+    """Add the cited URLs of one turn: blocks reply, then every shape of the plain reply."""
+    _sources(_workflow(entry), urls)
+    urls.update(
+        r["url"]
+        for b in entry["blocks"]
+        if b["intended_usage"] == "web_results"
+        for r in b["web_result_block"]["web_results"]
+    )
+    text = json.loads(twin["text"]) if "text" in twin else []
+    if isinstance(text, dict):  # the 2023 shape: one object, results inside
+        urls.update(r["url"] for r in text.get("web_results", []))
+        text = []
+    for b in twin.get("blocks", []):  # the 2025 shape: blocks only, in the plain reply
+        if b["intended_usage"] == "sources_answer_mode":
+            urls.update(r["url"] for r in b["sources_mode_block"]["web_results"])
+    for step in text:
+        if step["step_type"] == "FINAL":
+            final = json.loads(step["content"]["answer"])
+            urls.update(r["url"] for r in final.get("web_results", []))
+
+
+def _main_workflows(
+    main: list[dict[str, Any]], interruptions: list[dict[str, Any]]
+) -> dict[str, int]:
+    """Record the interrupted turns; return the anchored sub-agent payload ids → turn index."""
     anchors: dict[str, int] = {}
-    interruptions = []
-    urls: set[str] = set()
     for n, e in enumerate(main):
         wf = _workflow(e)
-        _sources(wf, urls)
-        urls.update(
-            r["url"]
-            for b in e["blocks"]
-            if b["intended_usage"] == "web_results"
-            for r in b["web_result_block"]["web_results"]
-        )
-        twin = plain[e["backend_uuid"]]
-        text = json.loads(twin["text"]) if "text" in twin else []
-        if isinstance(text, dict):  # the 2023 shape: one object, results inside
-            urls.update(r["url"] for r in text.get("web_results", []))
-            text = []
-        for b in twin.get("blocks", []):  # the 2025 shape: blocks only, in the plain reply
-            if b["intended_usage"] == "sources_answer_mode":
-                urls.update(r["url"] for r in b["sources_mode_block"]["web_results"])
-        for step in text:
-            if step["step_type"] == "FINAL":
-                final = json.loads(step["content"]["answer"])
-                urls.update(r["url"] for r in final.get("web_results", []))
         if wf is None:
             continue
         kind = _kind(wf["status"], e.get("locked_reason"))
@@ -126,6 +128,13 @@ def naive_truth(
                 wp = item["payload"].get("workflow_payload")
                 if wp and wp.get("is_background_anchor"):
                     anchors[wp["id"]] = n
+    return anchors
+
+
+def _background_payloads(
+    bg: dict[str, dict[str, Any]], urls: set[str]
+) -> list[tuple[str, str, Any, float]]:
+    """(payload id, status, locked reason, completion time) of every background entry."""
     payloads = []
     for e in bg.values():
         wf = _workflow(e)
@@ -135,6 +144,13 @@ def naive_truth(
         wp = holder["items"][0]["payload"]["workflow_payload"]
         when = wp["completed_at"] or e["entry_updated_datetime"]
         payloads.append((wp["id"], wp["status"], e.get("locked_reason"), _ts(when)))
+    return payloads
+
+
+def _stub_landings(
+    main: list[dict[str, Any]], payloads: list[tuple[str, str, Any, float]], anchors: dict[str, int]
+) -> dict[str, tuple[str, int | None]]:
+    """Unanchored payloads → the nearest ``subagent_result`` stub within 10 seconds."""
     stubs = [
         (n, _ts(e["entry_created_datetime"]))
         for n, e in enumerate(main)
@@ -150,6 +166,17 @@ def naive_truth(
     )
     for _, pid, n in pairs:
         landing.setdefault(pid, ("stub", n))
+    return landing
+
+
+def _naive_background(
+    main: list[dict[str, Any]],
+    payloads: list[tuple[str, str, Any, float]],
+    anchors: dict[str, int],
+    interruptions: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Where each background payload lands (anchored, on a stub, in the appendix)."""
+    landing = _stub_landings(main, payloads, anchors)
     background = []
     for pid, status, locked, _ in payloads:
         turn: int | None
@@ -167,6 +194,10 @@ def naive_truth(
         kind = _kind(status, locked)
         if kind:
             interruptions.append({"location": loc, "kind": kind, "status": status})
+    return background
+
+
+def _naive_variants(main: list[dict[str, Any]]) -> list[str]:
     variants = []
     for e in main:
         sbs = e.get("side_by_side_metadata")
@@ -176,14 +207,32 @@ def naive_truth(
         specified = bool(status) and status != "SELECTION_STATUS_UNSPECIFIED"
         if specified or not sbs.get("experiment_role", "").startswith("[control]"):
             variants.append(e["backend_uuid"])
+    return variants
+
+
+def naive_truth(
+    blocks_pages: list[dict[str, Any]], plain_pages: list[dict[str, Any]], listing: dict[str, Any]
+) -> dict[str, Any]:
+    """Recompute what the manifest claims, straight from the bodies."""
+    entries = {e["backend_uuid"]: e for p in blocks_pages for e in p["entries"]}
+    main = sorted(entries.values(), key=lambda e: _ts(e["entry_created_datetime"]))
+    bg = {e["backend_uuid"]: e for p in blocks_pages for e in p["background_entries"]}
+    plain = {e["backend_uuid"]: e for p in plain_pages for e in p["entries"]}
+    urls: set[str] = set()
+    for e in main:
+        _turn_urls(e, plain[e["backend_uuid"]], urls)
+    interruptions: list[dict[str, Any]] = []
+    anchors = _main_workflows(main, interruptions)
+    payloads = _background_payloads(bg, urls)
+    background = _naive_background(main, payloads, anchors, interruptions)
     return {
         "uuid": listing["uuid"],
-        "mode": mode,
+        "mode": _naive_mode(main, plain, blocks_pages[0]["thread_metadata"], listing),
         "turns": len(main),
         "updated_at": listing["last_query_datetime"],
         "background": sorted(background, key=lambda b: b["payload_id"]),
         "interruptions": sorted(interruptions, key=lambda i: (i["location"], i["status"])),
-        "variants": variants,
+        "variants": _naive_variants(main),
         "unique_citations": len(urls),
     }
 

@@ -9,10 +9,12 @@ edges per kind (once ``relations`` has run) and the credit usage totals by mode 
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
 from pplx_archiver.core.relations import counts as relation_counts
+from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.relations import stored_edges
 from pplx_archiver.shell.care.usage import UsageStore
@@ -20,36 +22,41 @@ from pplx_archiver.shell.care.usage import UsageStore
 MAX_LISTED = 50
 
 
-def collect(archive: Archive) -> dict[str, Any]:
-    """The status report as a JSON-able dict (``status --json`` prints it as is)."""
-    by_state: Counter[str] = Counter()
-    by_mode: Counter[str] = Counter()
-    failures: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
-    interruptions: list[dict[str, Any]] = []
-    interruption_kinds: Counter[str] = Counter()
-    remote_deleted = 0
-    not_found: list[dict[str, Any]] = []
-    invalid: list[dict[str, Any]] = []
-    degraded: list[dict[str, Any]] = []
-    for row in archive.iter_threads():
-        if row.status == "not_found":
-            not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
-        if row.status == "done":
-            problem = archive.files_problem(row)
-            if problem is not None:
-                invalid.append({"thread_uuid": row.uuid, "path": row.path, "problem": problem})
-        if row.status == "done" and row.degraded_turns:
-            degraded.append(
+@dataclasses.dataclass(slots=True)
+class _Tally:
+    """What one pass over the index rows counts and lists."""
+
+    by_state: Counter[str] = dataclasses.field(default_factory=Counter)
+    by_mode: Counter[str] = dataclasses.field(default_factory=Counter)
+    failures: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    pending: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    interruptions: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    interruption_kinds: Counter[str] = dataclasses.field(default_factory=Counter)
+    remote_deleted: int = 0
+    not_found: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    invalid: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    degraded: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    def add_done(self, archive: Archive, row: ThreadRow) -> None:
+        problem = archive.files_problem(row)
+        if problem is not None:
+            self.invalid.append({"thread_uuid": row.uuid, "path": row.path, "problem": problem})
+        if row.degraded_turns:
+            self.degraded.append(
                 {"thread_uuid": row.uuid, "path": row.path, "degraded_turns": row.degraded_turns}
             )
-        by_state[row.status] += 1
+        self.by_mode[row.mode or "unknown"] += 1
+
+    def add(self, archive: Archive, row: ThreadRow) -> None:
+        if row.status == "not_found":
+            self.not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
         if row.status == "done":
-            by_mode[row.mode or "unknown"] += 1
+            self.add_done(archive, row)
+        self.by_state[row.status] += 1
         if row.remote_deleted:
-            remote_deleted += 1
+            self.remote_deleted += 1
         if row.status == "failed":
-            failures.append(
+            self.failures.append(
                 {
                     "thread_uuid": row.uuid,
                     "title": row.title,
@@ -59,11 +66,11 @@ def collect(archive: Archive) -> dict[str, Any]:
                 }
             )
         if row.status in ("failed", "pending"):
-            pending.append({"thread_uuid": row.uuid, "title": row.title, "status": row.status})
+            self.pending.append({"thread_uuid": row.uuid, "title": row.title, "status": row.status})
         for item in row.interruptions or ():
             kind = str(item.get("kind", "unknown"))
-            interruption_kinds[kind] += 1
-            interruptions.append(
+            self.interruption_kinds[kind] += 1
+            self.interruptions.append(
                 {
                     "thread_uuid": row.uuid,
                     "path": row.path,
@@ -71,53 +78,67 @@ def collect(archive: Archive) -> dict[str, Any]:
                     "kind": kind,
                 }
             )
-    variants = archive.index.variants()
+
+
+def _last_run(archive: Archive) -> dict[str, Any] | None:
     last = archive.last_run()
+    if last is None:
+        return None
+    return {
+        "id": last.id,
+        "command": last.command,
+        "started_at": last.started_at,
+        "finished_at": last.finished_at,
+        "summary": last.summary,
+    }
+
+
+def _usage(archive: Archive) -> Any:
+    usage_store = UsageStore(archive.index.path, read_only=True)
+    try:
+        return usage_store.totals_by_mode()
+    finally:
+        usage_store.close()
+
+
+def collect(archive: Archive) -> dict[str, Any]:
+    """The status report as a JSON-able dict (``status --json`` prints it as is)."""
+    tally = _Tally()
+    for row in archive.iter_threads():
+        tally.add(archive, row)
+    variants = archive.index.variants()
     from pplx_archiver.shell.run.runner import listing_gap_reason
 
     gap = listing_gap_reason(archive)
     edges = stored_edges(archive.index.path)
-    usage_store = UsageStore(archive.index.path, read_only=True)
-    try:
-        usage = usage_store.totals_by_mode()
-    finally:
-        usage_store.close()
     return {
         "early_stop": "enabled" if gap is None else f"disabled: {gap}",
-        "not_found": not_found[:MAX_LISTED],
-        "not_found_count": len(not_found),
-        "invalid_files": invalid[:MAX_LISTED],
-        "invalid_files_count": len(invalid),
+        "not_found": tally.not_found[:MAX_LISTED],
+        "not_found_count": len(tally.not_found),
+        "invalid_files": tally.invalid[:MAX_LISTED],
+        "invalid_files_count": len(tally.invalid),
         "registry_problems": [
             {"line": number, "problem": text} for number, text in archive.registry.problems
         ],
         "out": str(archive.out),
-        "threads": sum(by_state.values()),
-        "by_state": dict(sorted(by_state.items())),
-        "by_mode": dict(sorted(by_mode.items())),
-        "remote_deleted": remote_deleted,
-        "last_run": None
-        if last is None
-        else {
-            "id": last.id,
-            "command": last.command,
-            "started_at": last.started_at,
-            "finished_at": last.finished_at,
-            "summary": last.summary,
-        },
-        "failures": failures,
-        "pending_retry": len(pending),
-        "pending": pending[:MAX_LISTED],
+        "threads": sum(tally.by_state.values()),
+        "by_state": dict(sorted(tally.by_state.items())),
+        "by_mode": dict(sorted(tally.by_mode.items())),
+        "remote_deleted": tally.remote_deleted,
+        "last_run": _last_run(archive),
+        "failures": tally.failures,
+        "pending_retry": len(tally.pending),
+        "pending": tally.pending[:MAX_LISTED],
         "variant_hits": len(variants),
         "variant_threads": len({str(v.get("thread_uuid")) for v in variants}),
-        "interruptions": len(interruptions),
-        "interruption_kinds": dict(sorted(interruption_kinds.items())),
-        "interrupted_threads": interruptions[:MAX_LISTED],
+        "interruptions": len(tally.interruptions),
+        "interruption_kinds": dict(sorted(tally.interruption_kinds.items())),
+        "interrupted_threads": tally.interruptions[:MAX_LISTED],
         "relations": relation_counts(edges) if edges else None,
-        "usage": usage,
-        "degraded_turns": sum(d["degraded_turns"] for d in degraded),
-        "degraded_threads": len(degraded),
-        "degraded": degraded[:MAX_LISTED],
+        "usage": _usage(archive),
+        "degraded_turns": sum(d["degraded_turns"] for d in tally.degraded),
+        "degraded_threads": len(tally.degraded),
+        "degraded": tally.degraded[:MAX_LISTED],
     }
 
 

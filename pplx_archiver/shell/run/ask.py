@@ -15,7 +15,6 @@ import datetime as dt
 import sys
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO, Any, Protocol
 
 import anyio
@@ -24,13 +23,11 @@ import orjson
 
 from pplx_archiver.core.asking import (
     ASK_PATH,
-    PINNED_CONFIG,
     FollowUp,
-    ModelTable,
+    ModelChoice,
     ask_body,
     follow_up_of,
     mode_of_entry,
-    parse_models_config,
     resolve_models,
 )
 from pplx_archiver.core.stream import AskResult, AskStream
@@ -39,29 +36,23 @@ from pplx_archiver.errors import (
     AskRateLimitedError,
     AskSessionError,
     AskTimeoutError,
-    FetchError,
-    PayloadError,
     PplxError,
     RateLimitedError,
 )
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.archive.fsutil import write_atomic
 from pplx_archiver.shell.net.auth import open_session
 from pplx_archiver.shell.net.http import ApiClient
+from pplx_archiver.shell.run.ask_models import LoadedModels, load_models, utc_now
+from pplx_archiver.shell.run.ask_models import run_models as run_models  # `pplx-ask models`
+from pplx_archiver.shell.run.ask_steps import after_answer, step_failed, thread_context
+from pplx_archiver.shell.run.ask_steps import run_mark_read as run_mark_read  # re-exported
+from pplx_archiver.shell.run.ask_steps import run_space_create as run_space_create
 from pplx_archiver.shell.run.pipeline import thread_id_from_arg
-
-MODELS_CACHE = Path("index") / "config" / "models_config.json"
-MODELS_MAX_AGE_S = 24 * 3600
-MODELS_PATHS = ("/rest/models/config/v2", "/rest/models/config")
 
 ASK_STARTED = "ASK_STARTED"
 ASK_COMPLETED = "ASK_COMPLETED"
 ASK_FAILED = "ASK_FAILED"
-ASK_STEP_FAILED = "ASK_STEP_FAILED"
-ASK_MODELS_FALLBACK = "ASK_MODELS_FALLBACK"
-THREAD_MARKED_READ = "THREAD_MARKED_READ"
-SPACE_CREATED = "SPACE_CREATED"
 
 log = get_logger()
 
@@ -108,84 +99,6 @@ class ExportOptions:
 
     thread: list[str]
     force: bool = True
-
-
-def utc_now() -> dt.datetime:
-    """The current time (UTC)."""
-    return dt.datetime.now(dt.UTC)
-
-
-# --------------------------------------------------------------------------- models
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class LoadedModels:
-    """A model table and where it came from."""
-
-    table: ModelTable
-    source: str  # "live", "cache" or "pinned"
-    age_s: float | None = None
-
-    def describe(self) -> str:
-        """``live``, ``cached 2 h ago`` or ``pinned fallback``."""
-        if self.source == "cache" and self.age_s is not None:
-            return f"cached {_age(self.age_s)} ago"
-        return "pinned fallback (offline)" if self.source == "pinned" else self.source
-
-
-def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{int(seconds)} s"
-    if seconds < 7200:
-        return f"{int(seconds // 60)} min"
-    if seconds < 2 * 86400:
-        return f"{int(seconds // 3600)} h"
-    return f"{int(seconds // 86400)} d"
-
-
-def read_models_cache(out_dir: Path, now: dt.datetime) -> LoadedModels | None:
-    """The cached models config of the archive (None when absent or unreadable)."""
-    path = out_dir / MODELS_CACHE
-    try:
-        data = orjson.loads(path.read_bytes())
-        fetched = dt.datetime.fromisoformat(data["fetched_at"])
-        table = parse_models_config(data["config"], str(path))
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, PayloadError):
-        return None
-    return LoadedModels(table, "cache", max(0.0, (now - fetched).total_seconds()))
-
-
-async def fetch_models(client: ApiClient, out_dir: Path, now: dt.datetime) -> LoadedModels:
-    """The live models config; cached in the archive's config area."""
-    decoded: Any = None
-    for n, path in enumerate(MODELS_PATHS):
-        try:
-            decoded, _raw = await client.get_json(path, kind="models")
-            break
-        except FetchError:
-            if n == len(MODELS_PATHS) - 1:
-                raise
-    table = parse_models_config(decoded)
-    record = {"fetched_at": now.isoformat(), "config": decoded}
-    write_atomic(out_dir / MODELS_CACHE, orjson.dumps(record) + b"\n")
-    return LoadedModels(table, "live", 0.0)
-
-
-async def load_models(
-    client: ApiClient | None, out_dir: Path, *, refresh: bool, now: dt.datetime
-) -> LoadedModels:
-    """A fresh cache, else the live config, else any cache, else the pinned table."""
-    cached = read_models_cache(out_dir, now)
-    if not refresh and cached is not None and (cached.age_s or 0) < MODELS_MAX_AGE_S:
-        return cached
-    if client is not None:
-        try:
-            return await fetch_models(client, out_dir, now)
-        except (FetchError, PayloadError) as exc:
-            log.warning(ASK_MODELS_FALLBACK, error=str(exc), cached=cached is not None)
-    if cached is not None:
-        return cached
-    return LoadedModels(parse_models_config(PINNED_CONFIG), "pinned")
 
 
 # --------------------------------------------------------------------------- asking
@@ -237,42 +150,79 @@ async def stream_answer(
     return result, stream
 
 
-async def _space_uuid(client: ApiClient, slug: str) -> str:
-    decoded, _ = await client.get_json(
-        "/rest/collections/get_collection", {"collection_slug": slug}, kind="spaces"
+async def _request(
+    client: ApiClient, opts: AskOptions, models: LoadedModels, new_uuid: Callable[[], str]
+) -> tuple[dict[str, Any], ModelChoice, str, bool]:
+    """The ask body, the models chosen, the thread followed up ("" = new) and whether it is."""
+    follow: FollowUp | None = None
+    mode = opts.mode
+    thread_id = ""
+    if opts.follow_up:
+        thread_id = thread_id_from_arg(opts.follow_up)
+        body, _ctx = await thread_context(client, thread_id)
+        follow = follow_up_of(body, f"thread {thread_id}")
+        mode = mode or mode_of_entry(body["entries"][-1]) or "search"
+    choice = resolve_models(models.table, mode or "search", opts.models)
+    request = ask_body(
+        opts.prompt,
+        choice,
+        frontend_uuid=new_uuid(),
+        frontend_context_uuid=new_uuid(),
+        sources=opts.sources,
+        recency=opts.recency,
+        incognito=opts.incognito,
+        follow_up=follow,
     )
-    found = decoded.get("uuid") if isinstance(decoded, dict) else None
-    if not isinstance(found, str) or not found:
-        raise FetchError(f"space {slug!r} not found or not accessible")
-    return found
+    return request, choice, thread_id, follow is not None
 
 
-async def mark_read(client: ApiClient, context_uuid: str, entry_uuid: str = "") -> None:
-    """``POST /rest/thread/mark_viewed`` for one thread."""
-    body = {"context_uuid": context_uuid}
-    if entry_uuid:
-        body["entry_uuid"] = entry_uuid
-    await client.post_json("/rest/thread/mark_viewed", body, kind="mark_viewed")
-
-
-async def _best_effort(name: str, errors: list[dict[str, str]], step: Callable[[], Any]) -> bool:
+async def _answer(
+    client: ApiClient, request: dict[str, Any], view: AnswerView, limit_s: float
+) -> AskResult:
+    """Stream the answer, logging a failure before it propagates."""
     try:
-        await step()
+        result, _stream = await stream_answer(client, request, view, limit_s)
     except PplxError as exc:
-        errors.append({"step": name, "error": str(exc)})
-        log.warning(ASK_STEP_FAILED, step=name, error=str(exc))
-        return False
-    return True
+        log.warning(
+            ASK_FAILED,
+            error=str(exc),
+            error_kind=type(exc).__name__,
+            code=getattr(exc, "code", None) or None,
+            thread_uuid=getattr(exc, "thread_uuid", None) or None,
+        )
+        raise
+    return result
 
 
-async def _thread_context(client: ApiClient, thread_id: str) -> tuple[Any, str]:
-    body, _ = await client.get_json(f"/rest/thread/{thread_id}", kind="thread")
-    entries = body.get("entries") if isinstance(body, dict) else None
-    first = entries[0] if isinstance(entries, list) and entries else {}
-    context = first.get("context_uuid") if isinstance(first, dict) else None
-    if not isinstance(context, str) or not context:
-        raise PayloadError(f"thread {thread_id}.entries[0].context_uuid", "missing")
-    return body, context
+def _record(
+    settings: Settings,
+    opts: AskOptions,
+    result: AskResult,
+    choice: ModelChoice,
+    thread_id: str,
+    exported: tuple[bool, str | None],
+    flags: dict[str, Any],
+    step_errors: list[dict[str, str]],
+) -> dict[str, Any]:
+    """The JSON line ``pplx-ask ask`` prints."""
+    origin = settings.base_url.rstrip("/")
+    record: dict[str, Any] = {
+        "thread_uuid": thread_id,
+        "thread_url": f"{origin}/search/{result.thread_url_slug or thread_id}",
+        "entry_uuid": result.backend_uuid,
+        "context_uuid": result.context_uuid,
+        "mode": choice.mode,
+        "model": choice.model_preference,
+        "compare_models": list(choice.compare_models),
+        "folder": exported[1],
+        "exported": exported[0],
+        "flags": flags,
+        "step_errors": step_errors,
+    }
+    if opts.with_answer:
+        record["answer"] = result.answer
+        record["sources"] = [{"title": s.title, "url": s.url} for s in result.sources]
+    return record
 
 
 async def run_ask(
@@ -299,45 +249,17 @@ async def run_ask(
     }
     async with open_session(settings, transport=transport) as (client, _info):
         models = await load_models(client, settings.out_dir, refresh=False, now=now())
-        follow: FollowUp | None = None
-        mode = opts.mode
-        thread_id = ""
-        if opts.follow_up:
-            thread_id = thread_id_from_arg(opts.follow_up)
-            body, _ctx = await _thread_context(client, thread_id)
-            follow = follow_up_of(body, f"thread {thread_id}")
-            mode = mode or mode_of_entry(body["entries"][-1]) or "search"
-        choice = resolve_models(models.table, mode or "search", opts.models)
-        request = ask_body(
-            opts.prompt,
-            choice,
-            frontend_uuid=new_uuid(),
-            frontend_context_uuid=new_uuid(),
-            sources=opts.sources,
-            recency=opts.recency,
-            incognito=opts.incognito,
-            follow_up=follow,
-        )
+        request, choice, thread_id, follow = await _request(client, opts, models, new_uuid)
         log.info(
             ASK_STARTED,
             mode=choice.mode,
             model=choice.model_preference,
             compare_models=list(choice.compare_models) or None,
-            follow_up=bool(follow),
+            follow_up=follow,
             prompt_chars=len(opts.prompt),
             models_source=models.source,
         )
-        try:
-            result, _stream = await stream_answer(client, request, view, opts.timeout)
-        except PplxError as exc:
-            log.warning(
-                ASK_FAILED,
-                error=str(exc),
-                error_kind=type(exc).__name__,
-                code=getattr(exc, "code", None) or None,
-                thread_uuid=getattr(exc, "thread_uuid", None) or None,
-            )
-            raise
+        result = await _answer(client, request, view, opts.timeout)
         thread_id = thread_id or result.thread_url_slug or result.backend_uuid
         if not thread_id:
             raise AskSessionError("the stream named no thread")
@@ -351,48 +273,13 @@ async def run_ask(
             early_final=result.early_final,
         )
         view.finish(result)
-        context = result.context_uuid
-        if opts.space:
-            space = opts.space
-
-            async def move() -> None:
-                target = await _space_uuid(client, space)
-                await client.post_json(
-                    "/rest/collections/batch_move_threads",
-                    {"context_uuids": [context], "target_collection_uuid": target},
-                    kind="spaces",
-                )
-
-            flags["moved_to_space"] = await _best_effort("move_to_space", step_errors, move)
-        if opts.mark_read:
-
-            async def read() -> None:
-                await mark_read(client, context, result.backend_uuid)
-
-            flags["marked_read"] = await _best_effort("mark_read", step_errors, read)
-    exported, folder = False, None
+        await after_answer(client, opts.space, opts.mark_read, result, flags, step_errors)
+    exported: tuple[bool, str | None] = (False, None)
     if opts.export:
-        exported, folder = await _export(
+        exported = await _export(
             settings, thread_id, step_errors, transport, report_out, handle_signals
         )
-    origin = settings.base_url.rstrip("/")
-    record: dict[str, Any] = {
-        "thread_uuid": thread_id,
-        "thread_url": f"{origin}/search/{result.thread_url_slug or thread_id}",
-        "entry_uuid": result.backend_uuid,
-        "context_uuid": context,
-        "mode": choice.mode,
-        "model": choice.model_preference,
-        "compare_models": list(choice.compare_models),
-        "folder": folder,
-        "exported": exported,
-        "flags": flags,
-        "step_errors": step_errors,
-    }
-    if opts.with_answer:
-        record["answer"] = result.answer
-        record["sources"] = [{"title": s.title, "url": s.url} for s in result.sources]
-    return record
+    return _record(settings, opts, result, choice, thread_id, exported, flags, step_errors)
 
 
 async def _export(
@@ -420,8 +307,7 @@ async def _export(
     except PplxError as exc:
         if exc.exit_code == 4:  # interrupted: the run left the archive consistent
             raise
-        step_errors.append({"step": "export", "error": str(exc)})
-        log.warning(ASK_STEP_FAILED, step="export", error=str(exc))
+        step_failed(step_errors, "export", str(exc))
         return False, None
     archive = Archive(settings.out_dir, read_only=True)
     try:
@@ -430,69 +316,6 @@ async def _export(
         archive.close()
     if summary.failed or row is None or row.status != "done" or not row.path:
         error = (row.error if row is not None else None) or "the export did not archive it"
-        step_errors.append({"step": "export", "error": error})
-        log.warning(ASK_STEP_FAILED, step="export", error=error)
+        step_failed(step_errors, "export", error)
         return False, None
     return True, str(settings.out_dir / row.path)
-
-
-# --------------------------------------------------------------------------- small commands
-
-
-async def run_mark_read(
-    settings: Settings, thread: str, *, transport: httpx.AsyncBaseTransport | None = None
-) -> dict[str, Any]:
-    """Mark one thread read; returns the JSON-line record."""
-    thread_id = thread_id_from_arg(thread)
-    async with open_session(settings, transport=transport) as (client, _info):
-        _body, context = await _thread_context(client, thread_id)
-        await mark_read(client, context)
-    log.info(THREAD_MARKED_READ, thread_uuid=thread_id)
-    return {"thread_uuid": thread_id, "context_uuid": context, "marked_read": True}
-
-
-async def run_space_create(
-    settings: Settings,
-    title: str,
-    *,
-    description: str = "",
-    transport: httpx.AsyncBaseTransport | None = None,
-) -> dict[str, Any]:
-    """Create a space; returns its uuid, slug and title."""
-    body = {
-        "title": title,
-        "description": description,
-        "emoji": "",
-        "instructions": "",
-        "access": 1,
-    }
-    async with open_session(settings, transport=transport) as (client, _info):
-        decoded, _ = await client.post_json(
-            "/rest/collections/create_collection", body, kind="spaces"
-        )
-    uuid_ = decoded.get("uuid") if isinstance(decoded, dict) else None
-    if not isinstance(uuid_, str) or not uuid_:
-        raise PayloadError("create_collection.uuid", "the answer names no space")
-    slug = decoded.get("slug")
-    log.info(SPACE_CREATED, space_uuid=uuid_, slug=slug)
-    return {"uuid": uuid_, "slug": slug, "title": decoded.get("title", title)}
-
-
-async def run_models(
-    settings: Settings,
-    *,
-    refresh: bool,
-    transport: httpx.AsyncBaseTransport | None = None,
-    now: Callable[[], dt.datetime] = utc_now,
-) -> LoadedModels:
-    """The model table for ``pplx-ask models``: cache unless --refresh; offline → fallback."""
-    if not refresh:
-        cached = read_models_cache(settings.out_dir, now())
-        if cached is not None:
-            return cached
-    try:
-        async with open_session(settings, transport=transport) as (client, _info):
-            return await load_models(client, settings.out_dir, refresh=True, now=now())
-    except PplxError as exc:  # offline, or no usable session: the cached or pinned table
-        log.warning(ASK_MODELS_FALLBACK, error=str(exc))
-        return await load_models(None, settings.out_dir, refresh=False, now=now())

@@ -212,6 +212,81 @@ def _metric(
         lines.append(f"{name}{{{inner}}} {_number(value)}" if inner else f"{name} {_number(value)}")
 
 
+_Samples = list[tuple[Mapping[str, str], float | None]]
+
+
+def _run_metrics(
+    summary: Mapping[str, Any], last_success: RunRow | None
+) -> list[tuple[str, str, _Samples]]:
+    """(name, help, samples) of the gauges about the run, labelled with its command."""
+    cmd = {"command": str(summary.get("command", ""))}
+    return [
+        (
+            "pplx_export_last_success_timestamp_seconds",
+            "Unix time the last run of this command that exited 0 finished.",
+            [(cmd, _epoch(last_success.finished_at) if last_success else None)],
+        ),
+        (
+            "pplx_export_last_run_timestamp_seconds",
+            "Unix time the last run of this command finished.",
+            [(cmd, _epoch(summary.get("finished_at")))],
+        ),
+        (
+            "pplx_export_last_run_exit_code",
+            "Exit code of the last run of this command (0 = every thread archived).",
+            [(cmd, float(summary.get("exit_code", 0)))],
+        ),
+        (
+            "pplx_export_last_run_duration_seconds",
+            "Wall-clock duration of the last run of this command.",
+            [(cmd, float(summary.get("duration_s", 0.0)))],
+        ),
+        (
+            "pplx_export_last_run_threads",
+            "Threads of the last run by result.",
+            [(cmd | {"result": r}, float(summary.get(r, 0))) for r in RUN_RESULTS],
+        ),
+        (
+            "pplx_export_last_run_variants_detected",
+            "Answer variants the last run detected.",
+            [(cmd, float(summary.get("variants_detected", 0)))],
+        ),
+    ]
+
+
+def _archive_metrics(
+    state_counts: Mapping[str, int], degraded: int, variants: int
+) -> list[tuple[str, str, _Samples]]:
+    """(name, help, samples) of the gauges about the archive the run left."""
+    return [
+        (
+            "pplx_export_threads_total",
+            "Threads the archive's index knows, in any state.",
+            [({}, float(sum(state_counts.values())))],
+        ),
+        (
+            "pplx_export_threads_archived",
+            "Threads archived completely or partly (state done).",
+            [({}, float(state_counts.get("done", 0)))],
+        ),
+        (
+            "pplx_export_threads_failed",
+            "Threads whose last attempt failed (retried by the next run).",
+            [({}, float(state_counts.get("failed", 0)))],
+        ),
+        (
+            "pplx_export_threads_degraded",
+            "Archived threads whose answer or assets are incomplete.",
+            [({}, float(degraded))],
+        ),
+        (
+            "pplx_export_variants_detected",
+            "Answer variants registered in the archive.",
+            [({}, float(variants))],
+        ),
+    ]
+
+
 def metrics_text(
     summary: Mapping[str, Any],
     *,
@@ -221,74 +296,10 @@ def metrics_text(
     last_success: RunRow | None,
 ) -> str:
     """The Prometheus textfile for one finished run and the archive it left."""
-    cmd = {"command": str(summary.get("command", ""))}
     lines: list[str] = []
-    _metric(
-        lines,
-        "pplx_export_last_success_timestamp_seconds",
-        "Unix time the last run of this command that exited 0 finished.",
-        [(cmd, _epoch(last_success.finished_at) if last_success else None)],
-    )
-    _metric(
-        lines,
-        "pplx_export_last_run_timestamp_seconds",
-        "Unix time the last run of this command finished.",
-        [(cmd, _epoch(summary.get("finished_at")))],
-    )
-    _metric(
-        lines,
-        "pplx_export_last_run_exit_code",
-        "Exit code of the last run of this command (0 = every thread archived).",
-        [(cmd, float(summary.get("exit_code", 0)))],
-    )
-    _metric(
-        lines,
-        "pplx_export_last_run_duration_seconds",
-        "Wall-clock duration of the last run of this command.",
-        [(cmd, float(summary.get("duration_s", 0.0)))],
-    )
-    _metric(
-        lines,
-        "pplx_export_last_run_threads",
-        "Threads of the last run by result.",
-        [(cmd | {"result": r}, float(summary.get(r, 0))) for r in RUN_RESULTS],
-    )
-    _metric(
-        lines,
-        "pplx_export_last_run_variants_detected",
-        "Answer variants the last run detected.",
-        [(cmd, float(summary.get("variants_detected", 0)))],
-    )
-    _metric(
-        lines,
-        "pplx_export_threads_total",
-        "Threads the archive's index knows, in any state.",
-        [({}, float(sum(state_counts.values())))],
-    )
-    _metric(
-        lines,
-        "pplx_export_threads_archived",
-        "Threads archived completely or partly (state done).",
-        [({}, float(state_counts.get("done", 0)))],
-    )
-    _metric(
-        lines,
-        "pplx_export_threads_failed",
-        "Threads whose last attempt failed (retried by the next run).",
-        [({}, float(state_counts.get("failed", 0)))],
-    )
-    _metric(
-        lines,
-        "pplx_export_threads_degraded",
-        "Archived threads whose answer or assets are incomplete.",
-        [({}, float(degraded))],
-    )
-    _metric(
-        lines,
-        "pplx_export_variants_detected",
-        "Answer variants registered in the archive.",
-        [({}, float(variants))],
-    )
+    archive = _archive_metrics(state_counts, degraded, variants)
+    for name, help_text, samples in _run_metrics(summary, last_success) + archive:
+        _metric(lines, name, help_text, samples)
     return "\n".join(lines) + "\n"
 
 
