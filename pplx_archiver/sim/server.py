@@ -122,7 +122,7 @@ class SimServer:
             "email": "sim@example.invalid",
             "name": "Sim User",
             "image": None,
-            "username": build.AUTHOR,
+            "username": self.config.username,
             "subscription_status": "active",
             "payment_tier": "pro",
             "org_uuid": None,
@@ -159,6 +159,8 @@ class SimServer:
             item = build.list_item(state.plan(index), n, spaces)
             item["has_next_page"] = has_next
             item["total_threads"] = min(total, self.config.total_threads_cap)
+            if self.config.username != build.AUTHOR:
+                item["author_username"] = self.config.username
             items.append(item)
         return self._finish(_json(items))
 
@@ -313,7 +315,7 @@ class SimServer:
             cache_key,
             lambda: self._thread_body(self.state.plan(index), blocks, key, limit, origin, expires),
         )
-        if index in self.state.shared:  # another user's thread in a shared space
+        if self.state.author_of(index) != build.AUTHOR:  # another user's (or account's) thread
             author = orjson.dumps(self.state.author_of(index))
             body = body.replace(b'"author_username":"' + build.AUTHOR.encode() + b'"',
                                 b'"author_username":' + author)  # fmt: skip
