@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from pplx_archiver.core.layout import safe_component
 from pplx_archiver.errors import ConfigError, LoggedOutError
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.net.auth import (
@@ -59,7 +60,8 @@ def check_account_name(name: str) -> str:
 
 def name_from(text: str | None, fallback: str) -> str:
     """A valid account name made from a user name (or ``fallback`` when nothing is left)."""
-    name = _NOT_NAME.sub("-", text or "").strip(".-_")[:64]
+    safe = safe_component(text or "", fallback="")
+    name = re.sub(r"-{2,}", "-", _NOT_NAME.sub("-", safe)).strip(".-_")[:64]
     return name if name and _NAME.match(name) else fallback
 
 
