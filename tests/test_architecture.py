@@ -87,7 +87,6 @@ OVERSIZE_MODULES: dict[str, str] = {
     "shell/archive/store.py": "to split",
     "shell/care/rerender.py": "to split",
     "shell/net/http.py": "to split",
-    "shell/net/listing.py": "to split",
     "shell/run/ask.py": "to split",
     "core/decode.py": "to split",
     "core/markdown.py": "to split",

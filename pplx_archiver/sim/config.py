@@ -17,6 +17,7 @@ CORE_BAR_THREADS = 2000
 LIBRARY_ROOT_HASH = "a5229c390a6a00f8" + "0" * 48
 LIBRARY_PAGINATION_HASH = "4f6dfcb8e9d3c065" + "0" * 48
 LIBRARY_ROOT_HASH_C = "1c1f9e86416eddf3" + "0" * 48
+SPACE_THREADS_HASH = "db13bf755b93bc26" + "0" * 48
 
 FAULT_KINDS = ("500", "502", "503", "drop", "truncate")
 
@@ -88,6 +89,7 @@ class SimConfig:
         LIBRARY_ROOT_HASH,
         LIBRARY_PAGINATION_HASH,
         LIBRARY_ROOT_HASH_C,
+        SPACE_THREADS_HASH,
     )
     latency_ms: float = 0.0
     jitter_ms: float = 0.0

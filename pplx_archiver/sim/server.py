@@ -31,9 +31,10 @@ from starlette.routing import Route
 from pplx_archiver.sim import build, ids, sessions
 from pplx_archiver.sim.account import AssetVersion, ThreadPlan, context_uuid
 from pplx_archiver.sim.ask import routes as ask_routes
-from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, SimConfig
+from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, SPACE_THREADS_HASH, SimConfig
 from pplx_archiver.sim.faults import FaultMiddleware, Stats
 from pplx_archiver.sim.models import models_config
+from pplx_archiver.sim.space_graphql import space_threads
 from pplx_archiver.sim.state import AccountState
 from pplx_archiver.sim.text import asset_bytes
 
@@ -219,6 +220,8 @@ class SimServer:
         auth = self._auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _json({"data": {"viewer": None}})
+        if query_hash == SPACE_THREADS_HASH:  # the Era C space query
+            return self._finish(_json(space_threads(self.state, variables, auth == sessions.OK)))
         page = self.config.graphql_page
         count = variables.get("count")
         if query_hash == LIBRARY_PAGINATION_HASH and isinstance(count, int) and count > 0:

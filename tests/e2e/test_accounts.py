@@ -9,31 +9,20 @@ no session value reaches a log or the console.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-import structlog
 
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import AccountLogin, RunningSim, serve_in_thread
-from tests.e2e.conftest import run_cli
+from tests.e2e.conftest import cookie_file, run_cli
 
 FAST = ("--concurrency", "3", "--rate", "1000", "--burst", "100")
 
 
-@pytest.fixture(autouse=True)
-def _reset_logging() -> Iterator[None]:
-    yield
-    structlog.reset_defaults()
-
-
-def _cookie_file(path: Path, cookies: dict[str, str]) -> Path:
-    items = [{"name": k, "value": v, "domain": "127.0.0.1"} for k, v in cookies.items()]
-    path.write_text(json.dumps(items))
-    return path
+pytestmark = pytest.mark.usefixtures("reset_logging")
 
 
 def _truth(sim: RunningSim, k: int) -> set[str]:
@@ -56,7 +45,7 @@ def _events(result: Any, name: str) -> list[dict[str, Any]]:
 
 
 def _save(sim: RunningSim, tmp_path: Path, login: AccountLogin, name: str) -> None:
-    cookies = _cookie_file(tmp_path / f"{name}.json", login.cookies)
+    cookies = cookie_file(tmp_path / f"{name}.json", login.cookies)
     saved = run_cli(["auth", "save", "--base-url", sim.base_url, "--cookies", str(cookies),
                      "--account", name, "--log-format", "json"])  # fmt: skip
     assert saved.exit_code == 0, saved.output
@@ -163,7 +152,7 @@ def test_a_multi_account_cookie_export_archives_every_account(tmp_path: Path) ->
         first, second = sim.logins
         jar = {**first.cookies, **second.cookies, "pplx.visitor-id": "v-1"}
         jar["__Host-pplx-last-active-account"] = second.account_id
-        cookies = _cookie_file(tmp_path / "browser.json", jar)
+        cookies = cookie_file(tmp_path / "browser.json", jar)
         result = _batch(sim, out, "--cookies", str(cookies))
         one = _batch(sim, out, "--cookies", str(cookies), "--account", first.account_id)
         save = run_cli(["auth", "save", "--base-url", sim.base_url, "--cookies", str(cookies),

@@ -34,6 +34,11 @@ import orjson
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.layout import normalize_timestamp_key, safe_component
 from pplx_archiver.core.markdown import bullet, fence, heading, md_table, single_line
+from pplx_archiver.core.members import (
+    contributions,
+    contributions_table,
+    member_folder,
+)
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.errors import FetchError, PayloadError
 from pplx_archiver.logconfig import get_logger
@@ -51,7 +56,6 @@ SPACES_JSON = "spaces.json"
 SPACE_LISTED = "SPACE_LISTED"
 SPACE_SKIPPED = "SPACE_SKIPPED"
 SPACES_WRITTEN = "SPACES_WRITTEN"
-UNKNOWN_AUTHOR = "unknown-author"
 
 Lister = Callable[[], AsyncIterator[ListingRow]]
 Skip = Callable[[ListingRow], bool]
@@ -67,9 +71,9 @@ class SpaceThreads:
     rows: tuple[ListingRow, ...]
 
 
-def author_folder(author: str) -> str:
-    """The account folder of another user's threads: the author name, sanitized."""
-    return safe_component(author, fallback=UNKNOWN_AUTHOR, max_len=80)
+def author_folder(author: str, own: str | None = None) -> str:
+    """The account folder of another user's threads (see ``core/members.py``)."""
+    return member_folder(author, own=own)
 
 
 def _usernames(users: Any) -> list[str]:
@@ -148,7 +152,10 @@ class SpaceCollector:
                 continue
             rows: list[ListingRow] = []
             try:
-                async with _closing(iter_space_threads(self._client, space.slug)) as threads:
+                listing = iter_space_threads(
+                    self._client, space.slug, lister=None, space_uuid=space.uuid
+                )  # GraphQL for an Era C session, else REST (shell/net/space_listing.py)
+                async with _closing(listing) as threads:
                     async for row in threads:
                         rows.append(row)
             except (FetchError, PayloadError) as exc:
@@ -206,7 +213,7 @@ class SpaceAwareStore:
     def account_for(self, row: ListingRow, default: str) -> str:
         """The account folder of a listed thread: its author's for others' threads."""
         if self._collector.is_others(row) and row.author is not None:
-            return author_folder(row.author)
+            return author_folder(row.author, own=default)
         return default
 
     def stored_state(self, thread_uuid: str) -> Any:
@@ -277,6 +284,7 @@ def _thread_records(entry: SpaceThreads, archive: _Index) -> list[dict[str, Any]
 def space_record(entry: SpaceThreads, archive: _Index, page: str) -> dict[str, Any]:
     """The ``spaces.json`` record of one space."""
     space = entry.space
+    threads = _thread_records(entry, archive)
     return {
         "uuid": space.uuid,
         "slug": space.slug,
@@ -288,7 +296,8 @@ def space_record(entry: SpaceThreads, archive: _Index, page: str) -> dict[str, A
         "members": list(entry.members),
         "user_permission": space.user_permission,
         "page": f"{SPACES_DIR}/{page}",
-        "threads": _thread_records(entry, archive),
+        "threads": threads,
+        "contributors": contributions(entry.members, threads),
     }
 
 
@@ -315,6 +324,10 @@ def render_space_page(record: Mapping[str, Any]) -> str:
         parts += ["\n", heading(2, "Description"), "\n", single_line(record["description"]), "\n"]
     if record["instructions"]:
         parts += ["\n", heading(2, "Instructions"), "\n", fence(record["instructions"])]
+    if record.get("contributors"):
+        cells = contributions_table(record["contributors"])
+        parts += ["\n", heading(2, "Contributors"), "\n"]
+        parts.append(md_table(["member", "threads", "archived", "modes"], cells))
     parts += ["\n", heading(2, "Threads"), "\n"]
     if not record["threads"]:
         parts.append("No threads.\n")
