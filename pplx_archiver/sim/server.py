@@ -160,8 +160,6 @@ class SimServer:
             item = build.list_item(state.plan(index), n, spaces)
             item["has_next_page"] = has_next
             item["total_threads"] = min(total, self.config.total_threads_cap)
-            if self.config.username != build.AUTHOR:
-                item["author_username"] = self.config.username
             items.append(item)
         return self._finish(_json(items))
 
