@@ -40,7 +40,7 @@ def test_names_landing_on_a_root_or_the_own_folder_get_their_own(author: str) ->
 
 
 def test_contributions_list_members_first_then_other_authors() -> None:
-    threads = [
+    threads: list[dict[str, str | None]] = [
         {"author": "bob", "path": "bob/search/2026-01-01_a_11111111"},
         {"author": "bob", "path": "bob/computer/2026-01-02_b_22222222"},
         {"author": "bob", "path": None},
