@@ -278,6 +278,11 @@ def _accounts(settings: Settings, command: str, opts: CommonOptions) -> list[Any
         if picks:
             raise
         return None  # the run itself says that no session is configured
+    if opts.thread and len(accounts) > 1:
+        raise ConfigError(
+            f"--retry-failed fetches threads of one account, and {len(accounts)} accounts "
+            "are configured; pick one with --account NAME"
+        )
     return list(accounts) if picks or len(accounts) > 1 else None
 
 

@@ -122,3 +122,12 @@ def test_an_explicit_multi_account_session_is_used_per_account(tmp_path: Path) -
     assert [c.name for c in creds] == [A, B]
     assert [c.credential.account_id for c in creds] == [A, B]
     assert [c.name for c in resolve_credentials(conf, [B])] == [B]
+
+
+def test_a_forced_account_id_picks_that_account_of_a_multi_account_session(
+    tmp_path: Path,
+) -> None:
+    header = f"{PPLX_SESSION_PREFIX}{A}=tok-a; {PPLX_SESSION_PREFIX}{B}=tok-b"
+    conf = settings(config_dir=tmp_path, session_token=header, account_id=B)
+    (only,) = resolve_credentials(conf)
+    assert only.credential.cookies == {PPLX_SESSION_PREFIX + B: "tok-b", LAST_ACTIVE_COOKIE: B}

@@ -99,6 +99,9 @@ def _explicit(settings: Settings) -> list[NamedCredential]:
     parts = split_sessions(cred.cookies)
     if len(parts) == 1:
         return [NamedCredential(DEFAULT_ACCOUNT, cred)]
+    if settings.account_id:  # PPLX_ACCOUNT_ID / --account-id names the one account to use
+        parts = [p for p in parts if p[0] == settings.account_id] or parts[:1]
+        return [NamedCredential(DEFAULT_ACCOUNT, Credential(parts[0][1], cred.source))]
     return [
         NamedCredential(account or DEFAULT_ACCOUNT, Credential(c, f"{cred.source}, {account}"))
         for account, c in parts
