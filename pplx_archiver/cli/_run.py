@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 import anyio
 import structlog
@@ -33,6 +33,9 @@ from pplx_archiver.errors import (
     exit_code_for,
 )
 from pplx_archiver.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pplx_archiver.shell.net.credentials import NamedCredential
 
 # The log file of the command being run (the run history records it).
 CURRENT_LOG_FILE: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
@@ -259,7 +262,9 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
     raise typer.Exit(code)
 
 
-def _accounts(settings: Settings, command: str, opts: CommonOptions) -> list[Any] | None:
+def _accounts(
+    settings: Settings, command: str, opts: CommonOptions
+) -> list[NamedCredential] | None:
     """The accounts of a ``batch``/``sync`` run, or None for the one-session run.
 
     Several accounts (or any ``--account``) make it a run per account
