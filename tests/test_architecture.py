@@ -82,7 +82,6 @@ MAX_FUNCTION_LINES = 60
 # Modules and functions over the limits, each with its reason. The list only shrinks.
 OVERSIZE_MODULES: dict[str, str] = {
     "shell/net/http.py": "to split",
-    "shell/net/listing.py": "to split",
 }
 LONG_FUNCTIONS: dict[str, str] = {
     "shell/run/runner.py::run_command": "to split",
@@ -206,8 +205,11 @@ WRITES_ELSEWHERE = {
     "shell/net/auth.py": "the session file in the user's config folder, not the archive",
     "shell/net/download.py": "streams a CDN download into index/staging; the writer moves "
     "complete files into the thread folder",
-    "shell/run/ask.py": "the model list cache under index/config (a cache, not archive content)",
+    "shell/run/ask_models.py": "the model list cache under index/config (a cache, not archive "
+    "content)",
     "shell/run/monitor.py": "the --metrics-file textfile, outside the archive",
+    "shell/run/accounts.py": "index/accounts.json, the run state of each account's last listing "
+    "(like the lock file, not archive content)",
     "shell/run/schedule.py": "the systemd/launchd schedule units in the user's config folder",
 }
 WRITE_FUNCTIONS = {"write_atomic", "sync_filesystem"}

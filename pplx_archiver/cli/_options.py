@@ -42,3 +42,10 @@ LOG_FORMAT = typer.Option(
     metavar="[auto|json|console]",
     help="stderr log format; auto = console lines on a terminal, JSON otherwise [default: auto].",
 )
+ACCOUNT = typer.Option(
+    None,
+    "--account",
+    metavar="NAME",
+    help="Only this account (repeatable): a name given to `auth save --account`, or an "
+    "account id of a multi-account cookie export [default: every account].",
+)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import anyio
 import structlog
@@ -27,11 +27,15 @@ from pplx_archiver.errors import (
     EXIT_OK,
     ConfigError,
     InterruptedRun,
+    LoggedOutError,
     PplxError,
     StoreError,
     exit_code_for,
 )
 from pplx_archiver.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from pplx_archiver.shell.net.credentials import NamedCredential
 
 # The log file of the command being run (the run history records it).
 CURRENT_LOG_FILE: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
@@ -65,6 +69,7 @@ class CommonOptions:
     session_token: str | None = None
     cookies_from: str | None = None
     impersonate: str | None = None
+    account: list[str] | None = None
     asset_concurrency: int | None = None
     asset_rate: float | None = None
     max_asset_bytes: int | None = None
@@ -243,10 +248,47 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
         raise typer.Exit(fail(ConfigError("--verbose and --quiet exclude each other")))
     try:
         with command_scope(settings, command) as log_path:
-            summary = anyio.run(run_command, settings, command, opts, log_path)
+            accounts = _accounts(settings, command, opts)
+            if accounts is not None:
+                from pplx_archiver.shell.run.accounts import run_accounts
+
+                several = anyio.run(run_accounts, settings, command, opts, accounts, log_path)
+                code = several.exit_code
+            else:
+                summary = anyio.run(run_command, settings, command, opts, log_path)
+                code = EXIT_FAILURES if summary.failed else EXIT_OK
     except (PplxError, KeyboardInterrupt, OSError, sqlite3.Error) as exc:
         raise typer.Exit(fail(exc)) from None
-    raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)
+    raise typer.Exit(code)
+
+
+def _accounts(
+    settings: Settings, command: str, opts: CommonOptions
+) -> list[NamedCredential] | None:
+    """The accounts of a ``batch``/``sync`` run, or None for the one-session run.
+
+    Several accounts (or any ``--account``) make it a run per account
+    (``shell/run/accounts.py``); a single session runs as it always has.
+    """
+    from pplx_archiver.shell.net.credentials import resolve_credentials
+
+    picks = list(opts.account or ())
+    if command not in ("batch", "sync"):
+        if picks:
+            raise ConfigError(f"--account is not an option of {command}")
+        return None
+    try:
+        accounts = resolve_credentials(settings, picks)
+    except LoggedOutError:
+        if picks:
+            raise
+        return None  # the run itself says that no session is configured
+    if opts.thread and len(accounts) > 1:
+        raise ConfigError(
+            f"--retry-failed fetches threads of one account, and {len(accounts)} accounts "
+            "are configured; pick one with --account NAME"
+        )
+    return list(accounts) if picks or len(accounts) > 1 else None
 
 
 SIM_HINT = (

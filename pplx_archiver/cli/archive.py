@@ -10,6 +10,7 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._monitor import MonitorOptions
 from pplx_archiver.cli._options import (
+    ACCOUNT,
     BASE_URL,
     COOKIES,
     COOKIES_FROM,
@@ -178,6 +179,7 @@ def batch(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    account: list[str] | None = ACCOUNT,
 ) -> None:
     """Archive every listed thread; threads archived before and unchanged are skipped.
 
@@ -185,6 +187,7 @@ def batch(
     Examples:
       pplx-export batch -o ~/pplx-archive
       pplx-export batch -o ~/pplx-archive --mode deep-research --limit 20 --dry-run
+      pplx-export batch -o ~/pplx-archive --account work
     """
     run_cli("batch", _common(**locals()))
 
@@ -229,6 +232,7 @@ def sync(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    account: list[str] | None = ACCOUNT,
     site: bool = typer.Option(
         False, "--site", help="Then update the static site (<archive>/site), as `site` does."
     ),

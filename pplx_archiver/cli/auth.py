@@ -12,6 +12,7 @@ import typer
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import (
+    ACCOUNT,
     BASE_URL,
     COOKIES,
     COOKIES_FROM,
@@ -25,6 +26,7 @@ from pplx_archiver.errors import (
     ConfigError,
     FetchError,
     ForbiddenError,
+    LoggedOutError,
     PplxError,
     exit_code_for,
 )
@@ -34,6 +36,16 @@ from pplx_archiver.shell.net.auth import (
     load_credential,
     open_session,
     save_credential,
+)
+from pplx_archiver.shell.net.cookies import split_sessions
+from pplx_archiver.shell.net.credentials import (
+    DEFAULT_ACCOUNT,
+    NamedCredential,
+    account_path,
+    check_account_name,
+    has_explicit_credential,
+    name_from,
+    resolve_credentials,
 )
 from pplx_archiver.shell.net.listing import LIST_PATH, list_spaces
 
@@ -77,42 +89,75 @@ def _overrides(
     }
 
 
-async def _check(settings: Settings) -> int:
-    async with open_session(settings) as (client, info):
+async def _check_one(settings: Settings, credential: Credential | None = None) -> int:
+    async with open_session(settings, credential=credential) as (client, info):
         typer.echo(f"Session: logged in (era {info.era or '?'})")
         typer.echo(f"  account id: {info.account_id or 'unknown'}")
+        if info.username:
+            typer.echo(f"  user name:  {info.username}")
         typer.echo(f"  e-mail:     {info.email_masked or 'unknown'}")
         typer.echo(f"  plan:       {info.plan}")
         if info.expires:
             typer.echo(f"  expires:    {info.expires}")
-        body = {"limit": 1, "offset": 0, "ascending": False, "search_term": ""}
-        try:
-            listed, _ = await client.post_json(LIST_PATH, body, kind="list", auth_fatal=True)
-        except FetchError as exc:
-            typer.echo(f"Thread list: FAILED ({exc})")
-            return exit_code_for(exc)
-        if not isinstance(listed, list) or not listed:
-            typer.echo(
-                "Thread list: answered with no threads. If your library is not empty, the "
-                "session is not accepted by the thread endpoints (Era C accounts need the "
-                "account id; try `--cookies` with a fresh export)."
-            )
-            return EXIT_OK
-        first = listed[0] if isinstance(listed[0], dict) else {}
-        thread_id = first.get("slug") or first.get("uuid")
-        typer.echo(f"Thread list: OK (newest thread {thread_id})")
-        if not isinstance(thread_id, str) or not thread_id:
-            return EXIT_OK
-        try:
-            await client.get_json(f"/rest/thread/{thread_id}", [("limit", "1")], kind="thread")
-        except ForbiddenError as exc:
-            typer.echo(f"Thread detail: REFUSED ({exc.code or exc})")
-            return EXIT_AUTH
-        except FetchError as exc:
-            typer.echo(f"Thread detail: FAILED ({exc})")
-            return exit_code_for(exc)
-        typer.echo("Thread detail: OK")
+        return await _check_threads(client)
+
+
+async def _check_threads(client: Any) -> int:
+    body = {"limit": 1, "offset": 0, "ascending": False, "search_term": ""}
+    try:
+        listed, _ = await client.post_json(LIST_PATH, body, kind="list", auth_fatal=True)
+    except FetchError as exc:
+        typer.echo(f"Thread list: FAILED ({exc})")
+        return exit_code_for(exc)
+    if not isinstance(listed, list) or not listed:
+        typer.echo(
+            "Thread list: answered with no threads. If your library is not empty, the "
+            "session is not accepted by the thread endpoints (Era C accounts need the "
+            "account id; try `--cookies` with a fresh export)."
+        )
         return EXIT_OK
+    first = listed[0] if isinstance(listed[0], dict) else {}
+    thread_id = first.get("slug") or first.get("uuid")
+    typer.echo(f"Thread list: OK (newest thread {thread_id})")
+    if not isinstance(thread_id, str) or not thread_id:
+        return EXIT_OK
+    try:
+        await client.get_json(f"/rest/thread/{thread_id}", [("limit", "1")], kind="thread")
+    except ForbiddenError as exc:
+        typer.echo(f"Thread detail: REFUSED ({exc.code or exc})")
+        return EXIT_AUTH
+    except FetchError as exc:
+        typer.echo(f"Thread detail: FAILED ({exc})")
+        return exit_code_for(exc)
+    typer.echo("Thread detail: OK")
+    return EXIT_OK
+
+
+def _check_job(picks: list[str]) -> Callable[[Settings], Awaitable[int]]:
+    """``auth check``: the one session as before; with several accounts, each in turn."""
+
+    async def job(settings: Settings) -> int:
+        try:
+            accounts = resolve_credentials(settings, picks)
+        except LoggedOutError:
+            if picks:
+                raise
+            return await _check_one(settings)  # says that no session is configured
+        if len(accounts) == 1 and not picks:
+            return await _check_one(settings, accounts[0].credential)
+        codes: dict[str, int] = {}
+        for named in accounts:
+            typer.echo(f"Account {named.name} ({named.credential.source}):")
+            try:
+                codes[named.name] = await _check_one(settings, named.credential)
+            except PplxError as exc:
+                typer.echo(f"Session: {logconfig.redact_text(str(exc))}")
+                codes[named.name] = exit_code_for(exc)
+        states = ", ".join(f"{k} {'ok' if v == EXIT_OK else f'exit {v}'}" for k, v in codes.items())
+        typer.echo(f"{len(codes)} accounts: {states}")
+        return max(codes.values(), default=EXIT_OK)
+
+    return job
 
 
 @auth_app.command("check")
@@ -123,16 +168,21 @@ def auth_check(
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
+    account: list[str] | None = ACCOUNT,
 ) -> None:
-    """Probe the session: account id, masked e-mail, plan, era, and whether threads answer.
+    """Probe each account's session: id, masked e-mail, plan, era, and whether threads answer.
+
+    Every account is checked (each saved session, or each account of a multi-account cookie
+    export); the exit code is the worst of them.
 
     \b
     Examples:
       pplx-export auth check
       pplx-export auth check --cookies ~/Downloads/cookies.txt
+      pplx-export auth check --account work
     """
     _execute(
-        _check,
+        _check_job(list(account or ())),
         _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format),
     )
 
@@ -148,36 +198,69 @@ def auth_save(
     check: bool = typer.Option(
         True, "--check/--no-check", help="Probe the session before storing it."
     ),
+    account: str | None = typer.Option(
+        None,
+        "--account",
+        metavar="NAME",
+        help="Save it as this account, next to the others (one archive, several accounts) "
+        "[default: the default account; each account's user name for a multi-account export].",
+    ),
 ) -> None:
     """Store the session (from --cookies, --session-token or --cookies-from) for later runs.
 
     The credential file is written with mode 0600 in the user config directory and updated
-    when the server rotates the session cookie during a run.
+    when the server rotates the session cookie during a run. With `--account NAME` it is
+    saved as one more account; later runs archive every saved account (each under its own
+    account folder) unless `--account` picks some. A cookie export of a browser logged in to
+    several accounts is saved as one account each.
 
     \b
     Examples:
       pplx-export auth save --cookies ~/Downloads/cookies.txt
-      pplx-export auth save --cookies-from firefox
+      pplx-export auth save --cookies-from firefox --account work
     """
 
     async def job(settings: Settings) -> int:
-        if not (settings.cookies_file or settings.session_token or settings.cookies_from):
+        if not has_explicit_credential(settings):
             raise ConfigError(
                 "auth save needs a session to store: --cookies FILE, --session-token or "
                 "--cookies-from BROWSER"
             )
-        cred = load_credential(settings)
-        if check:
-            async with open_session(settings, credential=cred) as (client, info):
-                cred = Credential(client.cookies, cred.source)
-                typer.echo(f"Session: logged in as {info.email_masked or info.account_id}")
-        save_credential(settings.credential_path, cred.cookies, source=cred.source)
-        typer.echo(f"Stored the session in {settings.credential_path} (readable only by you).")
+        name = check_account_name(account) if account is not None else None
+        for named in _to_save(load_credential(settings), name):
+            cred, target = named.credential, named.name
+            if check:
+                async with open_session(settings, credential=cred) as (client, info):
+                    cred = Credential(client.cookies, cred.source)
+                    typer.echo(f"Session: logged in as {info.email_masked or info.account_id}")
+                    if target not in (name, DEFAULT_ACCOUNT):
+                        target = name_from(info.username, target)
+            path = account_path(settings, target)
+            save_credential(path, cred.cookies, source=cred.source)
+            label = "the session" if target == DEFAULT_ACCOUNT else f"account {target}"
+            typer.echo(f"Stored {label} in {path} (readable only by you).")
         return EXIT_OK
 
     _execute(
         job, _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
     )
+
+
+def _to_save(cred: Credential, name: str | None) -> list[NamedCredential]:
+    """The sessions ``auth save`` stores: one, or one per account of a multi-account export."""
+    parts = split_sessions(cred.cookies)
+    if len(parts) == 1:
+        return [NamedCredential(name or DEFAULT_ACCOUNT, cred)]
+    if name is not None:
+        for account_id, cookies in parts:
+            if account_id == name:
+                return [NamedCredential(name, Credential(cookies, cred.source))]
+        ids = ", ".join(str(a) for a, _ in parts)
+        raise ConfigError(
+            f"--account {name}: the session holds {len(parts)} accounts ({ids}); save them "
+            "all without --account, or name one of these account ids"
+        )
+    return [NamedCredential(str(a), Credential(c, cred.source)) for a, c in parts]
 
 
 @app.command("spaces")

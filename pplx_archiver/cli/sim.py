@@ -108,6 +108,9 @@ def serve(
     ask_delay_ms: float = typer.Option(
         0.0, metavar="MS", help="Pause between the frames of an ask stream."
     ),
+    accounts: int = typer.Option(
+        1, min=1, metavar="N", help="Serve N distinct accounts, told apart by their cookies."
+    ),
 ) -> None:
     """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
 
@@ -115,14 +118,15 @@ def serve(
     Examples:
       pplx-export sim serve --threads 2000 --seed 7
       pplx-export sim serve --era c --rate 5 --fault-rate 0.02 --challenge 300:20
+      pplx-export sim serve --accounts 3 --era c
     """
     from pplx_archiver.cli._run import require_simulator
 
     require_simulator()
     import uvicorn
 
-    from pplx_archiver.sim.runner import login_for
-    from pplx_archiver.sim.server import create_app
+    from pplx_archiver.sim.multi import create_multi_app
+    from pplx_archiver.sim.runner import logins_for
 
     try:
         config = SimConfig(
@@ -133,7 +137,7 @@ def serve(
             fault_kinds=tuple(k for k in fault_kinds.split(",") if k), fault_seed=fault_seed,
             challenge_windows=_windows(challenge), challenge_after_429s=challenge_after_429s,
             transient_404=transient_404, asset_url_ttl_s=asset_url_ttl,
-            graphql_empty_end_cursor=graphql_empty_end_cursor,
+            graphql_empty_end_cursor=graphql_empty_end_cursor, accounts=accounts,
         )  # fmt: skip
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -141,13 +145,16 @@ def serve(
 
     if ask_generation not in GENERATIONS:
         raise typer.BadParameter(f"--ask-generation: choose from {', '.join(GENERATIONS)}")
-    app = create_app(config)
-    app.sim.ask.control.generation = ask_generation  # type: ignore[attr-defined]
-    app.sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000  # type: ignore[attr-defined]
-    cookies, account_id, _ = login_for(config)
+    app = create_multi_app(config)
+    for sim in getattr(app, "sims", [app.sim]):
+        sim.ask.control.generation = ask_generation
+        sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000
     typer.echo(f"base_url: http://{host}:{port}")
-    typer.echo(f"account_id: {account_id}")
-    typer.echo("cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
+    for k, login in enumerate(logins_for(config)):
+        if k:
+            typer.echo(f"account {k + 1}: {login.username}")
+        typer.echo(f"account_id: {login.account_id}")
+        typer.echo("cookie: " + "; ".join(f"{n}={v}" for n, v in login.cookies.items()))
     sys.stdout.flush()
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 

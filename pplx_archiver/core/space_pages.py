@@ -16,6 +16,7 @@ import orjson
 
 from pplx_archiver.core.layout import normalize_timestamp_key, safe_component
 from pplx_archiver.core.markdown import bullet, fence, heading, md_table, single_line
+from pplx_archiver.core.members import contributions, contributions_table
 from pplx_archiver.core.model import ListingRow
 
 SPACES_DIR = "spaces"
@@ -82,6 +83,7 @@ def _thread_records(space: SpaceInfo, stored: Mapping[str, StoredThread]) -> lis
 
 def space_record(space: SpaceInfo, stored: Mapping[str, StoredThread], page: str) -> dict[str, Any]:
     """The ``spaces.json`` record of one space."""
+    threads = _thread_records(space, stored)
     return {
         "uuid": space.uuid,
         "slug": space.slug,
@@ -93,7 +95,8 @@ def space_record(space: SpaceInfo, stored: Mapping[str, StoredThread], page: str
         "members": list(space.members),
         "user_permission": space.user_permission,
         "page": f"{SPACES_DIR}/{page}",
-        "threads": _thread_records(space, stored),
+        "threads": threads,
+        "contributors": contributions(space.members, threads),
     }
 
 
@@ -120,6 +123,10 @@ def render_space_page(record: Mapping[str, Any]) -> str:
         parts += ["\n", heading(2, "Description"), "\n", single_line(record["description"]), "\n"]
     if record["instructions"]:
         parts += ["\n", heading(2, "Instructions"), "\n", fence(record["instructions"])]
+    if record.get("contributors"):
+        cells = contributions_table(record["contributors"])
+        parts += ["\n", heading(2, "Contributors"), "\n"]
+        parts.append(md_table(["member", "threads", "archived", "modes"], cells))
     parts += ["\n", heading(2, "Threads"), "\n"]
     if not record["threads"]:
         parts.append("No threads.\n")

@@ -17,6 +17,7 @@ CORE_BAR_THREADS = 2000
 LIBRARY_ROOT_HASH = "a5229c390a6a00f8" + "0" * 48
 LIBRARY_PAGINATION_HASH = "4f6dfcb8e9d3c065" + "0" * 48
 LIBRARY_ROOT_HASH_C = "1c1f9e86416eddf3" + "0" * 48
+SPACE_THREADS_HASH = "db13bf755b93bc26" + "0" * 48
 
 FAULT_KINDS = ("500", "502", "503", "drop", "truncate")
 
@@ -63,6 +64,11 @@ class SimConfig:
       oldest ``shared_space_threads`` generated threads (at most all of them) become that
       user's threads in it: not in the account's own library listings, but listed by the
       space and fetchable.
+    Accounts:
+      ``username`` the account's user name (its archive folder). ``accounts`` > 1 serves that
+      many distinct accounts on one server (``sim/multi.py``): account ``k`` (from 0) has seed
+      ``seed + k`` and user name ``username`` (k = 0) or ``username<k+1>``, its own cookies,
+      library, spaces, rate limiter and faults; requests are routed by their session cookie.
     """
 
     threads: int = DEFAULT_THREADS
@@ -83,6 +89,7 @@ class SimConfig:
         LIBRARY_ROOT_HASH,
         LIBRARY_PAGINATION_HASH,
         LIBRARY_ROOT_HASH_C,
+        SPACE_THREADS_HASH,
     )
     latency_ms: float = 0.0
     jitter_ms: float = 0.0
@@ -102,6 +109,8 @@ class SimConfig:
     cache_size: int = 512
     shared_space_threads: int = 0
     shared_space_owner: str = "Ana Ñ/../other:user"
+    username: str = "simuser"
+    accounts: int = 1
 
     def __post_init__(self) -> None:
         problems = []
@@ -126,5 +135,7 @@ class SimConfig:
             problems.append(f"max_in_flight must be >= 0, got {self.max_in_flight}")
         if self.shared_space_threads < 0:
             problems.append(f"shared_space_threads must be >= 0, got {self.shared_space_threads}")
+        if self.accounts < 1:
+            problems.append(f"accounts must be >= 1, got {self.accounts}")
         if problems:
             raise ValueError("invalid SimConfig: " + "; ".join(problems))

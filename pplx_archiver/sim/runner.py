@@ -35,6 +35,29 @@ class RunningSim:
     account_id: str
     session_token: str
     config: SimConfig
+    # One (cookies, account id, session token, user name) per account (``config.accounts``).
+    logins: tuple[AccountLogin, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AccountLogin:
+    """How to log in to one simulated account."""
+
+    cookies: dict[str, str]
+    account_id: str
+    session_token: str
+    username: str
+
+
+def logins_for(config: SimConfig) -> tuple[AccountLogin, ...]:
+    """The login of every account ``config`` serves (account 0 first)."""
+    from pplx_archiver.sim.multi import account_configs
+
+    out = []
+    for account in account_configs(config):
+        cookies, account_id, token = login_for(account)
+        out.append(AccountLogin(cookies, account_id, token, account.username))
+    return tuple(out)
 
 
 def _free_port() -> int:
@@ -64,15 +87,16 @@ def login_for(config: SimConfig) -> tuple[dict[str, str], str, str]:
 
 def _running(config: SimConfig, port: int) -> RunningSim:
     cookies, account_id, token = login_for(config)
-    return RunningSim(f"http://{HOST}:{port}", cookies, account_id, token, config)
+    base_url = f"http://{HOST}:{port}"
+    return RunningSim(base_url, cookies, account_id, token, config, logins_for(config))
 
 
 def _uvicorn_config(
     config: SimConfig, port: int, wrap: Callable[[Any], Any] | None = None
 ) -> uvicorn.Config:
-    from pplx_archiver.sim.server import create_app
+    from pplx_archiver.sim.multi import create_multi_app
 
-    app = create_app(config)
+    app = create_multi_app(config)
     return uvicorn.Config(
         wrap(app) if wrap is not None else app,
         host=HOST,

@@ -31,9 +31,10 @@ from starlette.routing import Route
 from pplx_archiver.sim import build, ids, sessions
 from pplx_archiver.sim.account import AssetVersion, ThreadPlan, context_uuid
 from pplx_archiver.sim.ask import routes as ask_routes
-from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, SimConfig
+from pplx_archiver.sim.config import LIBRARY_PAGINATION_HASH, SPACE_THREADS_HASH, SimConfig
 from pplx_archiver.sim.faults import FaultMiddleware, Stats
 from pplx_archiver.sim.models import models_config
+from pplx_archiver.sim.space_graphql import space_threads
 from pplx_archiver.sim.state import AccountState
 from pplx_archiver.sim.text import asset_bytes
 
@@ -122,7 +123,7 @@ class SimServer:
             "email": "sim@example.invalid",
             "name": "Sim User",
             "image": None,
-            "username": build.AUTHOR,
+            "username": self.config.username,
             "subscription_status": "active",
             "payment_tier": "pro",
             "org_uuid": None,
@@ -217,6 +218,8 @@ class SimServer:
         auth = self._auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _json({"data": {"viewer": None}})
+        if query_hash == SPACE_THREADS_HASH:  # the Era C space query
+            return self._finish(_json(space_threads(self.state, variables, auth == sessions.OK)))
         page = self.config.graphql_page
         count = variables.get("count")
         if query_hash == LIBRARY_PAGINATION_HASH and isinstance(count, int) and count > 0:
@@ -313,7 +316,7 @@ class SimServer:
             cache_key,
             lambda: self._thread_body(self.state.plan(index), blocks, key, limit, origin, expires),
         )
-        if index in self.state.shared:  # another user's thread in a shared space
+        if self.state.author_of(index) != build.AUTHOR:  # another user's (or account's) thread
             author = orjson.dumps(self.state.author_of(index))
             body = body.replace(b'"author_username":"' + build.AUTHOR.encode() + b'"',
                                 b'"author_username":' + author)  # fmt: skip

@@ -170,9 +170,10 @@ class AccountState:
             self._spaces = []
             for k in range(space_count(self.size)):
                 uuid = ids.make_id(rng, self.seed, ids.OTHER, k)
-                self._spaces.append(
-                    space_object(self.seed, k, uuid, len(members.get(k, [])), T0_US - k * 3600)
-                )
+                space = space_object(self.seed, k, uuid, len(members.get(k, [])), T0_US - k * 3600)
+                if self.config.username != AUTHOR:
+                    space["owner_user"] = {**space["owner_user"], "username": self.config.username}
+                self._spaces.append(space)
             if self.shared_space is not None:
                 self._spaces.append(self._shared_space_object(rng, len(self.shared)))
             self._spaces.extend(self.created_spaces)
@@ -190,14 +191,14 @@ class AccountState:
             instructions="Answer briefly.\nCite | sources.",
             user_permission=1,
             owner_user={"username": owner, "permission": 4, "image": None, "name": owner},
-            contributor_users=[{"username": AUTHOR, "permission": 1, "image": None}],
+            contributor_users=[{"username": self.config.username, "permission": 1, "image": None}],
             is_invited=True,
         )
         return space
 
     def author_of(self, index: int) -> str:
         """The username of the thread's author (another user for shared-space threads)."""
-        return self.config.shared_space_owner if index in self.shared else AUTHOR
+        return self.config.shared_space_owner if index in self.shared else self.config.username
 
     def members(self) -> dict[int, list[int]]:
         """Thread indices of each space in listing order (computed once, lazily)."""

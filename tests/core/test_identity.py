@@ -18,6 +18,7 @@ import orjson
 
 from pplx_archiver.core.model import ListingRow, RawPage, ThreadInput
 from pplx_archiver.core.render import render_thread
+from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.listing import row_from_graphql, row_from_rest
 from pplx_archiver.shell.run.pipeline import check_identity
@@ -69,19 +70,6 @@ def test_listing_rows_carry_the_thread_uuid() -> None:
     assert ListingRow(thread_id=SLUG).key == SLUG  # nothing better known
 
 
-@dataclasses.dataclass
-class _Fetched:
-    row: ListingRow
-    result: Any
-    plain: Any
-    blocks: None = None
-
-
-@dataclasses.dataclass
-class _Pages:
-    raw_file: bytes
-
-
 def test_thread_filed_under_its_slug_is_rekeyed_on_commit(tmp_path: Path) -> None:
     """An archive of an older release filed the thread under its slug: the next commit moves
     the row (and its folder claim) to the uuid instead of making a second copy."""
@@ -93,7 +81,16 @@ def test_thread_filed_under_its_slug_is_rekeyed_on_commit(tmp_path: Path) -> Non
     raw = orjson.dumps({"pages": []})
     with Archive(tmp_path) as arc:
         first = arc.commit_thread("me", old, raw, None, b.ts(9), listing=inp.listing)
-        fields = arc.commit(_Fetched(inp.listing, new, _Pages(raw)), 1, "me")
+        plan = ThreadCommit(
+            account="me",
+            result=new,
+            raw_entries=raw,
+            raw_blocks=None,
+            listing=inp.listing,
+            listing_updated_at=inp.listing.updated_at,
+            run_id=1,
+        )
+        fields = arc.commit(plan)
         assert arc.get(SLUG) is None
         row = arc.get(UUID)
         assert row is not None and row.status == "done" and row.path == first.path

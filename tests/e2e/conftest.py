@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+import structlog
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
@@ -81,3 +82,17 @@ def sim300() -> Iterator[RunningSim]:
     """The default 300-thread simulated account, healthy, on loopback."""
     with serve_in_thread(SimConfig()) as sim:
         yield sim
+
+
+def cookie_file(path: Path, cookies: dict[str, str]) -> Path:
+    """A JSON cookie export (the browser-extension format) of ``cookies`` for the simulator."""
+    items = [{"name": k, "value": v, "domain": "127.0.0.1"} for k, v in cookies.items()]
+    path.write_text(orjson.dumps(items).decode())
+    return path
+
+
+@pytest.fixture
+def reset_logging() -> Iterator[None]:
+    """CLI runs point the log sink at their own files; later tests must not inherit it."""
+    yield
+    structlog.reset_defaults()

@@ -35,6 +35,7 @@ from pplx_archiver.shell.archive.index_schema import (
     TERMINAL_STATUSES,
     RunRow,
     ThreadRow,
+    rekey_rows,
 )
 
 __all__ = ["REINDEX_HINT", "SCHEMA_VERSION", "STATUSES", "TERMINAL_STATUSES"]
@@ -297,17 +298,9 @@ class Index:
             return bool(cur.rowcount)
 
     def rekey(self, old: str, new: str) -> bool:
-        """File a thread's row, variants and search row under ``new`` instead of ``old``
-        (unknown ``new`` only); False when the index does not know ``old``."""
+        """File a thread's rows under ``new`` instead of ``old`` (see ``rekey_rows``)."""
         with self._tx() as db:
-            cur = db.execute("UPDATE threads SET uuid = ? WHERE uuid = ?", (new, old))
-            if not cur.rowcount:
-                return False
-            db.execute("UPDATE variants SET thread_uuid = ? WHERE thread_uuid = ?", (new, old))
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
-            if "search_threads" in tables:
-                db.execute("UPDATE search_threads SET uuid = ? WHERE uuid = ?", (new, old))
-            return True
+            return rekey_rows(db, old, new)
 
     def counts(self) -> dict[str, int]:
         """Number of threads per status."""

@@ -231,3 +231,16 @@ def column_exists(db: sqlite3.Connection, statement: str) -> bool:
         return False
     table, column = match.groups()
     return any(r[1] == column for r in db.execute(f"PRAGMA table_info({table})"))
+
+
+def rekey_rows(db: sqlite3.Connection, old: str, new: str) -> bool:
+    """File a thread's row, variants and search row under ``new`` instead of ``old`` (unknown
+    ``new`` only); False when the index does not know ``old``."""
+    cur = db.execute("UPDATE threads SET uuid = ? WHERE uuid = ?", (new, old))
+    if not cur.rowcount:
+        return False
+    db.execute("UPDATE variants SET thread_uuid = ? WHERE thread_uuid = ?", (new, old))
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    if "search_threads" in tables:
+        db.execute("UPDATE search_threads SET uuid = ? WHERE uuid = ?", (new, old))
+    return True

@@ -109,7 +109,8 @@ def mask_email(email: str | None) -> str:
     return f"{local[:1]}***@{domain}"
 
 
-def _register(cookies: Mapping[str, str]) -> None:
+def register_cookies(cookies: Mapping[str, str]) -> None:
+    """Register every cookie value (not the account id) as a secret the logs redact."""
     for name, value in cookies.items():
         if name != LAST_ACTIVE_COOKIE:  # an account id, not a secret
             register_secret(value)
@@ -236,7 +237,7 @@ def load_credential(settings: Settings, *, browser_module: Any = None) -> Creden
             f"stored credential {settings.credential_path}",
             persist_to=settings.credential_path,
         )
-    _register(cred.cookies)
+    register_cookies(cred.cookies)
     return cred
 
 

@@ -210,3 +210,37 @@ def read_cookie_file(path: Path, *, extra_hosts: Iterable[str] = ()) -> dict[str
             "log in to perplexity.ai in the browser and export the cookies again"
         )
     return cookies
+
+
+def session_accounts(cookies: Mapping[str, str]) -> list[str]:
+    """The account uuids of the per-account session cookies, in the order they appear."""
+    return [
+        name[len(PPLX_SESSION_PREFIX) :]
+        for name, value in cookies.items()
+        if name.startswith(PPLX_SESSION_PREFIX) and value and len(name) > len(PPLX_SESSION_PREFIX)
+    ]
+
+
+def split_sessions(cookies: Mapping[str, str]) -> list[tuple[str | None, dict[str, str]]]:
+    """One cookie set per logged-in account of a (multi-account) browser export.
+
+    A browser logged in to several accounts holds one ``__Secure-pplx.session.<uuid>`` cookie
+    per account. Each account's set keeps the shared cookies, that account's session cookie
+    and ``__Host-pplx-last-active-account=<uuid>`` (the NextAuth token, which only ever equals
+    the active account's cookie, and the other accounts' cookies are left out), so each set
+    is an Era C session of one account. Fewer than two such cookies: the set as it is.
+    """
+    accounts = session_accounts(cookies)
+    if len(accounts) < 2:
+        return [(account_id_from_cookies(cookies), dict(cookies))]
+    shared = {
+        name: value
+        for name, value in cookies.items()
+        if not is_session_cookie(name) and name != LAST_ACTIVE_COOKIE
+    }
+    out: list[tuple[str | None, dict[str, str]]] = []
+    for account in dict.fromkeys(accounts):
+        own = {**shared, PPLX_SESSION_PREFIX + account: cookies[PPLX_SESSION_PREFIX + account]}
+        own[LAST_ACTIVE_COOKIE] = account
+        out.append((account, own))
+    return out

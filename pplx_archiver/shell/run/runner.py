@@ -30,7 +30,7 @@ from pplx_archiver.errors import (
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.assets import open_assets
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.net.auth import SessionInfo, open_session
+from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
 from pplx_archiver.shell.run.deletions import DeletionReport, confirm, find_candidates
@@ -112,8 +112,11 @@ async def run_command(
     handle_signals: bool = True,
     sleep: Sleep = anyio.sleep,
     clock: Clock = time.monotonic,
+    credential: Credential | None = None,
 ) -> RunSummary:
     """Run an archiving command against the service named by ``settings``.
+
+    ``credential`` is the session to use (one account of several); default: the settings'.
 
     ``sleep`` and ``clock`` pace every wait of the run: the API client's (rate-limit pauses,
     retry waits) and the CDN downloader's. Tests inject virtual time so a run with 15 s
@@ -142,10 +145,9 @@ async def run_command(
     exit_code = 0
     listing_finished = False
     try:
-        async with open_session(settings, transport=transport, sleep=sleep, clock=clock) as (
-            client,
-            info,
-        ):
+        async with open_session(
+            settings, credential=credential, transport=transport, sleep=sleep, clock=clock
+        ) as (client, info):
             account = account_folder(info)
             if command == "sync-deleted":
                 report = await _sync_deleted(client, archive, settings, bool(opts.online))

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from pplx_archiver.core import plan as planning
-from pplx_archiver.core.layout import safe_component
+from pplx_archiver.core.members import member_folder
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.space_pages import SPACES_DIR, SpaceInfo, StoredThread, space_files
 from pplx_archiver.core.space_pages import render_space_page as render_space_page
@@ -47,7 +47,6 @@ from pplx_archiver.shell.net.listing import (
 SPACE_LISTED = "SPACE_LISTED"
 SPACE_SKIPPED = "SPACE_SKIPPED"
 SPACES_WRITTEN = "SPACES_WRITTEN"
-UNKNOWN_AUTHOR = "unknown-author"
 
 Lister = Callable[[], AsyncIterator[ListingRow]]
 Skip = Callable[[ListingRow], bool]
@@ -63,9 +62,9 @@ class SpaceThreads:
     rows: tuple[ListingRow, ...]
 
 
-def author_folder(author: str) -> str:
-    """The account folder of another user's threads: the author name, sanitized."""
-    return safe_component(author, fallback=UNKNOWN_AUTHOR, max_len=80)
+def author_folder(author: str, own: str | None = None) -> str:
+    """The account folder of another user's threads (see ``core/members.py``)."""
+    return member_folder(author, own=own)
 
 
 def _usernames(users: Any) -> list[str]:
@@ -144,7 +143,10 @@ class SpaceCollector:
                 continue
             rows: list[ListingRow] = []
             try:
-                async with _closing(iter_space_threads(self._client, space.slug)) as threads:
+                listing = iter_space_threads(
+                    self._client, space.slug, lister=None, space_uuid=space.uuid
+                )  # GraphQL for an Era C session, else REST (shell/net/space_listing.py)
+                async with _closing(listing) as threads:
                     async for row in threads:
                         rows.append(row)
             except (FetchError, PayloadError) as exc:
@@ -202,7 +204,7 @@ class SpaceAwareStore:
     def account_for(self, row: ListingRow, default: str) -> str:
         """The account folder of a listed thread: its author's for others' threads."""
         if self._collector.is_others(row) and row.author is not None:
-            return author_folder(row.author)
+            return author_folder(row.author, own=default)
         return default
 
     def stored_state(self, thread_uuid: str) -> Any:
