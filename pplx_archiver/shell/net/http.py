@@ -57,6 +57,7 @@ from pplx_archiver.shell.net.seam import (
     read_capped,
     request_kind,
 )
+from pplx_archiver.shell.net.transport import LeanTransport
 
 __all__ = ["ApiClient", "ClientStats", "map_response", "parse_retry_after", "parse_set_cookie"]
 
@@ -138,6 +139,10 @@ class ApiClient:
             from pplx_archiver.shell.net.transport_curl import CurlTransport
 
             transport = CurlTransport(settings.impersonate, timeout=settings.request_timeout)
+        if transport is None:
+            transport = LeanTransport(
+                max_connections=settings.concurrency, max_keepalive=settings.concurrency
+            )
         self._http = httpx.AsyncClient(
             transport=transport,
             limits=httpx.Limits(
