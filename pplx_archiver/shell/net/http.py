@@ -143,9 +143,6 @@ class ApiClient:
             transport = LeanTransport(
                 max_connections=settings.concurrency, max_keepalive=settings.concurrency
             )
-        # API calls go to the transport itself (no redirects, cookie jar, auth or hooks to
-        # run); the client builds the requests and serves the streamed asks.
-        self._transport = transport
         self._http = httpx.AsyncClient(
             transport=transport,
             limits=httpx.Limits(
@@ -346,8 +343,7 @@ class ApiClient:
         try:
             # One deadline for the whole request: connect, headers and every body byte.
             with anyio.fail_after(self._deadline):
-                streamed = await self._transport.handle_async_request(request)
-                streamed.request = request
+                streamed = await self._http.send(request, stream=True)
                 try:
                     body = await read_capped(streamed, self._max_body)
                 finally:
