@@ -82,7 +82,9 @@ def run_archiver(
     workdir.mkdir(parents=True, exist_ok=True)
     err_path = workdir / f"stderr-{time.monotonic_ns()}.jsonl"
     out_path = err_path.with_suffix(".out")
-    child_env = dict(os.environ)
+    # Every event on stderr (the console shows only warnings by default): the figures read
+    # RUN_SUMMARY, THREAD_ARCHIVED and the like from there.
+    child_env = dict(os.environ) | {"PPLX_CONSOLE_LEVEL": "info"}
     child_env.update(env or {})
     with err_path.open("wb") as err, out_path.open("wb") as out:
         started = time.perf_counter()

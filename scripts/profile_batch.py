@@ -34,12 +34,21 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=Path("/tmp/pplx-batch.prof"))
     parser.add_argument("--top", type=int, default=40, help="print the N costliest functions")
     parser.add_argument("--sort", default="tottime", help="pstats sort key (tottime, cumtime)")
+    parser.add_argument(
+        "--py-spy",
+        type=Path,
+        default=None,
+        help="sample with this py-spy binary instead (every thread; raw stacks to --profile)",
+    )
     args = parser.parse_args()
     config = SimConfig(threads=args.threads, seed=args.seed, cache_size=64)
     with tempfile.TemporaryDirectory(prefix="pplx-prof-") as tmp:
         work = Path(tmp)
         with serve_subprocess(config) as sim, isolated_env(work, sim) as env:
             cmd = [sys.executable, "-c", _CHILD, str(args.profile)]
+            if args.py_spy:
+                cmd = [str(args.py_spy), "record", "--format", "raw", "--threads", "--rate", "200"]
+                cmd += ["-o", str(args.profile), "--", sys.executable, "-c", _SPY_CHILD]
             cmd += ["batch", "--out", str(work / "archive")]
             cmd += ["--base-url", sim.base_url, "--log-format", "json"]
             cmd += ["--rate", "100000", "--burst", "1000", "--concurrency", str(args.concurrency)]
@@ -52,6 +61,8 @@ def main() -> None:
     print(f"exit {done.returncode}, wall {wall:.1f} s, profile in {args.profile}")
     if done.returncode not in (0, 1):
         print(done.stderr.decode(errors="replace")[-2000:])
+    if args.py_spy:
+        return
     stats = pstats.Stats(str(args.profile))
     print(f"total {stats.total_tt:.2f} s of profiled CPU")  # type: ignore[attr-defined]
     stats.sort_stats(args.sort).print_stats(args.top)
@@ -71,6 +82,14 @@ try:
 finally:
     prof.disable()
     prof.dump_stats(path)
+"""
+
+
+_SPY_CHILD = """
+import sys
+from pplx_archiver.cli import main
+sys.argv = ["pplx-export", *sys.argv[1:]]
+main()
 """
 
 

@@ -80,13 +80,8 @@ SHELL_PARTS = {"net", "archive", "run", "care"}
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Modules and functions over the limits, each with its reason. The list only shrinks.
-OVERSIZE_MODULES: dict[str, str] = {
-    "shell/net/http.py": "to split",
-}
-LONG_FUNCTIONS: dict[str, str] = {
-    "shell/run/runner.py::run_command": "to split",
-    "shell/run/scheduler.py::_apply": "to split",
-}
+OVERSIZE_MODULES: dict[str, str] = {}
+LONG_FUNCTIONS: dict[str, str] = {}
 
 
 def _all_imports(source: str) -> set[str]:

@@ -41,6 +41,7 @@ import httpx
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import empty_cookie_jar
 from pplx_archiver.shell.net.ratelimit import RateLimiter
+from pplx_archiver.shell.net.transport import LeanTransport
 
 MAX_REDIRECTS = 5
 EXPIRED_STATUSES = frozenset({400, 403, 410})
@@ -149,7 +150,8 @@ class CdnDownloader:
         self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
         self._sleep = sleep
         self._http = httpx.AsyncClient(
-            transport=transport,
+            transport=transport
+            or LeanTransport(max_connections=concurrency, max_keepalive=concurrency),
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
             timeout=httpx.Timeout(timeout, connect=min(30.0, timeout)),
             follow_redirects=True,

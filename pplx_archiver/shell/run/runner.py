@@ -123,6 +123,61 @@ async def run_command(
     challenge pauses takes no real time; a wait left on the real clock would stall such a run.
     """
     out = stdout or sys.stdout
+    archive, lister_ids = _open_archive(settings, opts)
+    early_stop_guard = listing_gap_reason(archive)
+    # sync --full / --force also compares the recorded hashes of every stored file.
+    archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
+    run_id = archive.begin_run(command)
+    state = _RunState(RunSummary(command=command))
+    exit_code = 0
+    try:
+        async with open_session(
+            settings, credential=credential, transport=transport, sleep=sleep, clock=clock
+        ) as (client, info):
+            if command == "sync-deleted":
+                report = await _sync_deleted(client, archive, settings, bool(opts.online))
+                out.write(report.text(bool(opts.online)) + "\n")
+                log.info("DELETION_CHECK", **report.as_event())
+                return state.summary
+            ctx = _RunContext(settings, client, archive, opts, run_id, out, transport, sleep, clock)
+            await _archive(ctx, state, info, early_stop_guard, lister_ids, handle_signals)
+    except BaseException as exc:
+        # Any error ending the run (a connection failure included) means the listing did
+        # not complete: the next run must not stop early on its account.
+        exit_code = exit_code_for(exc) or 1
+        if isinstance(exc, InterruptedRun) and (state.summary.listed or state.summary.total):
+            exc.reported = True  # the summary below says it: the console says it once
+        raise
+    finally:
+        _finish(settings, archive, opts, run_id, state, exit_code, out, log_path)
+    return state.summary
+
+
+@dataclasses.dataclass(slots=True)
+class _RunState:
+    """What the end of a run reports, whatever ended it."""
+
+    summary: RunSummary
+    listing_finished: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _RunContext:
+    settings: Settings
+    client: Any
+    archive: Archive
+    opts: Any
+    run_id: int
+    out: IO[str]
+    transport: httpx.AsyncBaseTransport | None
+    sleep: Sleep
+    clock: Clock
+
+
+def _open_archive(
+    settings: Settings, opts: Any
+) -> tuple[Archive, Callable[[], AsyncIterator[ListingRow]] | None]:
+    """The run's archive, and the lister of the thread ids given on the command line."""
     index_file = settings.out_dir / "index" / "archive.sqlite"
     if not index_file.exists() and any(settings.out_dir.glob("*/*/*/thread.json")):
         raise IndexCorruptError(
@@ -133,106 +188,99 @@ async def run_command(
     archive = Archive(settings.out_dir, group_commit=True)
     ids = getattr(opts, "thread", None)
     try:
-        lister_ids = _id_lister(archive, list(ids)) if ids else None
+        return archive, (_id_lister(archive, list(ids)) if ids else None)
     except PplxError:
         archive.close()
         raise
-    early_stop_guard = listing_gap_reason(archive)
-    # sync --full / --force also compares the recorded hashes of every stored file.
-    archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
-    run_id = archive.begin_run(command)
-    summary = RunSummary(command=command)
-    exit_code = 0
-    listing_finished = False
-    try:
-        async with open_session(
-            settings, credential=credential, transport=transport, sleep=sleep, clock=clock
-        ) as (client, info):
-            account = account_folder(info)
-            if command == "sync-deleted":
-                report = await _sync_deleted(client, archive, settings, bool(opts.online))
-                out.write(report.text(bool(opts.online)) + "\n")
-                log.info("DELETION_CHECK", **report.as_event())
-                return summary
-            options = _options(settings, command, opts, account)
-            if early_stop_guard and options.early_stop and not options.full:
-                # Threads older than the unchanged ones may be missing: list everything.
-                log.info("EARLY_STOP_DISABLED", reason=early_stop_guard)
-                options = dataclasses.replace(options, early_stop=0)
-            if lister_ids is not None:
-                lister = lister_ids
-            else:
 
-                def lister() -> AsyncIterator[ListingRow]:
-                    return iter_threads(
-                        client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
-                    )
 
-            # --include-spaces (shell/run/spaces.py): others' space threads, then the library.
-            spaces: SpacesHook | None = None
-            if getattr(opts, "include_spaces", False) and not ids:
-                spaces = SpacesHook(client, archive, lister, own_username=info.username,
-                                    incremental=not options.full and options.early_stop > 0,
-                                    force=options.force)  # fmt: skip
-                lister = spaces.rows
+async def _archive(
+    ctx: _RunContext,
+    state: _RunState,
+    info: SessionInfo,
+    early_stop_guard: str | None,
+    lister_ids: Callable[[], AsyncIterator[ListingRow]] | None,
+    handle_signals: bool,
+) -> None:
+    """List, fetch and write the account's threads (``batch``, ``sync``, ``export``)."""
+    settings, client, archive, opts = ctx.settings, ctx.client, ctx.archive, ctx.opts
+    options = _options(settings, state.summary.command, opts, account_folder(info))
+    if early_stop_guard and options.early_stop and not options.full:
+        # Threads older than the unchanged ones may be missing: list everything.
+        log.info("EARLY_STOP_DISABLED", reason=early_stop_guard)
+        options = dataclasses.replace(options, early_stop=0)
+    lister = lister_ids or _account_lister(client, settings)
+    # --include-spaces (shell/run/spaces.py): others' space threads, then the library.
+    spaces: SpacesHook | None = None
+    if getattr(opts, "include_spaces", False) and lister_ids is None:
+        spaces = SpacesHook(client, archive, lister, own_username=info.username,
+                            incremental=not options.full and options.early_stop > 0,
+                            force=options.force)  # fmt: skip
+        lister = spaces.rows
 
-            def counters() -> dict[str, int]:
-                stats = client.stats()
-                return {"retries": stats.retries, "rate_limited": stats.rate_limited}
+    def counters() -> dict[str, int]:
+        stats = client.stats()
+        return {"retries": stats.retries, "rate_limited": stats.rate_limited}
 
-            show_bar = settings.log_format != "json" and sys.stderr.isatty()
-            with ProgressView(enabled=show_bar, counters=counters) as view:
-                run = Run(
-                    client,
-                    spaces.store if spaces is not None else archive,
-                    lister,
-                    options,
-                    run_id=run_id,
-                    progress=view.update,
-                    handle_signals=handle_signals,
-                    on_plan=lambda summary: _print(out, _plan_line(summary, options.dry_run)),
-                )
-                try:
-                    # Issue 8: the workers fetch each thread's assets in the same pass.
-                    async with open_assets(
-                        settings, client, archive, transport=transport, sleep=sleep, clock=clock
-                    ):
-                        summary = await run.execute()
-                finally:
-                    summary = run.summary
-                    listing_finished = run.listing_finished
-            if spaces is not None and not options.dry_run:  # --include-spaces: index pages
-                spaces.write_pages(archive.writer)
-            if getattr(opts, "check_deleted", False) and not options.dry_run:
-                report = DeletionReport(listed=summary.listed)
-                report.candidates = find_candidates(archive, run.listed_ids, summary.listed)
-                await confirm(client, archive, report)
-                out.write(report.text(True) + "\n")
-                log.info("DELETION_CHECK", **report.as_event())
-    except BaseException as exc:
-        # Any error ending the run (a connection failure included) means the listing did
-        # not complete: the next run must not stop early on its account.
-        exit_code = exit_code_for(exc) or 1
-        if isinstance(exc, InterruptedRun) and (summary.listed or summary.total):
-            exc.reported = True  # the summary below says it: the console says it once
-        raise
-    finally:
-        if summary.failed and not exit_code:
-            exit_code = 1
-        complete = listing_finished and _listing_complete(summary, opts, exit_code)
-        event = summary.as_event() | {
-            "exit_code": exit_code,
-            "dry_run": bool(getattr(opts, "dry_run", False)),
-            "listing_complete": complete,
-        }
-        log.info("RUN_SUMMARY", **event)
-        archive.finish_run(run_id, event)
-        archive.close()
-        if summary.listed or summary.total:
-            out.write(
-                summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n"
-            )
-    return summary
+    show_bar = settings.log_format != "json" and sys.stderr.isatty()
+    with ProgressView(enabled=show_bar, counters=counters) as view:
+
+        def on_plan(summary: RunSummary) -> None:
+            _print(ctx.out, _plan_line(summary, options.dry_run))
+
+        run = Run(client, spaces.store if spaces is not None else archive, lister, options,
+                  run_id=ctx.run_id, progress=view.update, handle_signals=handle_signals,
+                  on_plan=on_plan)  # fmt: skip
+        try:
+            # Issue 8: the workers fetch each thread's assets in the same pass.
+            async with open_assets(settings, client, archive, transport=ctx.transport,
+                                   sleep=ctx.sleep, clock=ctx.clock):  # fmt: skip
+                await run.execute()
+        finally:
+            state.summary = run.summary
+            state.listing_finished = run.listing_finished
+    if spaces is not None and not options.dry_run:  # --include-spaces: index pages
+        spaces.write_pages(archive.writer)
+    if getattr(opts, "check_deleted", False) and not options.dry_run:
+        report = DeletionReport(listed=state.summary.listed)
+        report.candidates = find_candidates(archive, run.listed_ids, state.summary.listed)
+        await confirm(client, archive, report)
+        ctx.out.write(report.text(True) + "\n")
+        log.info("DELETION_CHECK", **report.as_event())
+
+
+def _account_lister(client: Any, settings: Settings) -> Callable[[], AsyncIterator[ListingRow]]:
+    def lister() -> AsyncIterator[ListingRow]:
+        return iter_threads(client, lister=settings.lister, graphql_hashes=settings.graphql_hashes)
+
+    return lister
+
+
+def _finish(
+    settings: Settings,
+    archive: Archive,
+    opts: Any,
+    run_id: int,
+    state: _RunState,
+    exit_code: int,
+    out: IO[str],
+    log_path: Path | None,
+) -> None:
+    """End the run: ``RUN_SUMMARY`` logged and recorded, the archive closed, the summary shown."""
+    summary = state.summary
+    if summary.failed and not exit_code:
+        exit_code = 1
+    complete = state.listing_finished and _listing_complete(summary, opts, exit_code)
+    event = summary.as_event() | {
+        "exit_code": exit_code,
+        "dry_run": bool(getattr(opts, "dry_run", False)),
+        "listing_complete": complete,
+    }
+    log.info("RUN_SUMMARY", **event)
+    archive.finish_run(run_id, event)
+    archive.close()
+    if summary.listed or summary.total:
+        out.write(summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n")
 
 
 LISTING_COMMANDS = ("batch", "sync")

@@ -251,57 +251,64 @@ class Run:
 
     def _apply(self, outcome: _Outcome) -> None:
         self.summary.done += 1
-        row = outcome.row
-        uuid = self._stored_key(row)
         if outcome.error is not None:
-            exc = outcome.error
-            if isinstance(exc, TerminalThreadError):
-                self.store.terminal(uuid, exc.state, self.run_id)
-                self.summary.terminal += 1
-                log.warning("THREAD_TERMINAL", thread_uuid=uuid, state=exc.state)
-                self.progress("terminal", self.summary)
-                return
-            confirm = getattr(self.store, "confirm_not_found", None)
-            # A second 404 in a row (or an unknown id given to export) is terminal.
-            if (
-                isinstance(exc, NotFoundError)
-                and confirm is not None
-                and confirm(uuid, str(exc), self.run_id, self.options.command == "export")
-            ):
-                log.warning("THREAD_NOT_FOUND", thread_uuid=uuid, title=row.title)
-                if self.options.command == "export":
-                    # The thread asked for does not exist: recorded as not_found (no retry,
-                    # no blocked early stop), and still a failure of this command (exit 1).
-                    self.summary.failed += 1
-                    self.summary.failures.append(
-                        {"thread_uuid": uuid, "title": row.title, "error": str(exc)}
-                    )
-                    self.progress("failed", self.summary)
-                    return
-                self.summary.terminal += 1
-                self.progress("terminal", self.summary)
-                return
-            path = exc.path if isinstance(exc, PayloadError) else None
-            status = exc.status if isinstance(exc, FetchError) else None
-            self.store.fail(uuid, f"{type(exc).__name__}: {exc}", path, self.run_id)
-            self.summary.failed += 1
-            failure = {"thread_uuid": uuid, "title": row.title, "error": str(exc)}
-            if path:
-                failure["json_path"] = path
-            self.summary.failures.append(failure)
-            log.error(
-                "THREAD_FAILED",
-                thread_uuid=uuid,
-                title=row.title,
-                error_kind=type(exc).__name__,
-                error=str(exc),
-                json_path=path,
-                status=status,
-            )
-            self.progress("failed", self.summary)
+            self._apply_error(outcome.row, outcome.error)
             return
         fetched = outcome.fetched
         assert fetched is not None
+        self._apply_fetched(fetched)
+
+    def _apply_error(self, row: ListingRow, exc: BaseException) -> None:
+        uuid = self._stored_key(row)
+        if isinstance(exc, TerminalThreadError):
+            self.store.terminal(uuid, exc.state, self.run_id)
+            self.summary.terminal += 1
+            log.warning("THREAD_TERMINAL", thread_uuid=uuid, state=exc.state)
+            self.progress("terminal", self.summary)
+            return
+        if isinstance(exc, NotFoundError) and self._confirmed_not_found(row, exc):
+            return
+        path = exc.path if isinstance(exc, PayloadError) else None
+        status = exc.status if isinstance(exc, FetchError) else None
+        self.store.fail(uuid, f"{type(exc).__name__}: {exc}", path, self.run_id)
+        self.summary.failed += 1
+        failure = {"thread_uuid": uuid, "title": row.title, "error": str(exc)}
+        if path:
+            failure["json_path"] = path
+        self.summary.failures.append(failure)
+        log.error(
+            "THREAD_FAILED",
+            thread_uuid=uuid,
+            title=row.title,
+            error_kind=type(exc).__name__,
+            error=str(exc),
+            json_path=path,
+            status=status,
+        )
+        self.progress("failed", self.summary)
+
+    def _confirmed_not_found(self, row: ListingRow, exc: NotFoundError) -> bool:
+        """Record a confirmed 404 (a second one in a row, or an unknown id given to export)."""
+        uuid = row.thread_id
+        confirm = getattr(self.store, "confirm_not_found", None)
+        export = self.options.command == "export"
+        if confirm is None or not confirm(uuid, str(exc), self.run_id, export):
+            return False
+        log.warning("THREAD_NOT_FOUND", thread_uuid=uuid, title=row.title)
+        if export:
+            # The thread asked for does not exist: recorded as not_found (no retry,
+            # no blocked early stop), and still a failure of this command (exit 1).
+            self.summary.failed += 1
+            self.summary.failures.append(
+                {"thread_uuid": uuid, "title": row.title, "error": str(exc)}
+            )
+            self.progress("failed", self.summary)
+            return True
+        self.summary.terminal += 1
+        self.progress("terminal", self.summary)
+        return True
+
+    def _apply_fetched(self, fetched: FetchedThread) -> None:
         result = fetched.result
         self.summary.thread_requests += fetched.requests
         if self.options.modes and result.mode not in self.options.modes:
