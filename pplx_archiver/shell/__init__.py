@@ -2,7 +2,7 @@
 
 * :mod:`~pplx_archiver.shell.net` — the network: the API client, its retry policy and rate
   limiter, cookies and the session, CDN downloads, the library listing.
-* :mod:`~pplx_archiver.shell.archive` — the archive on disk: the store (the one writer), the
+* :mod:`~pplx_archiver.shell.archive` — the archive on disk: the store and its one writer, the
   state index, the writer lock, crash-safe writes, the variant registry, search, assets.
 * :mod:`~pplx_archiver.shell.run` — an archiving run: the runner, the per-thread pipeline, the
   scheduler, progress, monitoring, deletions, spaces, asking, schedules.
