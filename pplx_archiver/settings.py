@@ -65,6 +65,9 @@ class Settings:
     # What stderr shows: "warning" (warnings, errors; the default), "info" (--verbose: every
     # event) or "error" (--quiet). The run's log file always holds every event.
     console_level: str = "warning"
+    # Where a run writes: "auto" (a process of its own for a run of 150 threads or more on a
+    # machine of several cores), "on" (always a process of its own) or "off" (a thread).
+    writer_process: str = "auto"
     max_challenges: int = 5
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
@@ -109,11 +112,18 @@ class Settings:
             raise ConfigError(f"lang must be 'en' or 'zh', got {self.lang!r}")
         if self.log_format not in ("auto", "json", "console"):
             raise ConfigError(f"log format must be auto, json or console, got {self.log_format!r}")
+        self._check_writer_process()
         if self.lister not in ("rest", "graphql"):
             raise ConfigError(f"lister must be 'rest' or 'graphql', got {self.lister!r}")
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"base URL must start with http:// or https://, got {self.base_url!r}"
+            )
+
+    def _check_writer_process(self) -> None:
+        if self.writer_process not in ("auto", "on", "off"):
+            raise ConfigError(
+                f"writer process must be auto, on or off, got {self.writer_process!r}"
             )
 
     @property
@@ -148,6 +158,7 @@ _ENV = {
     "PPLX_TOTAL_DEADLINE": "total_deadline",
     "PPLX_MAX_BODY_BYTES": "max_body_bytes",
     "PPLX_CONSOLE_LEVEL": "console_level",
+    "PPLX_WRITER_PROCESS": "writer_process",
 }
 
 

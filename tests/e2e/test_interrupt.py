@@ -26,14 +26,22 @@ def slow_sim() -> Iterator[RunningSim]:
         yield sim
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    ("signum", "writer"),
+    [(sig, writer) for writer in ("off", "on") for sig in (signal.SIGINT, signal.SIGTERM)],
+)
 def test_signal_stops_cleanly_and_rerun_completes(
-    slow_sim: RunningSim, tmp_path: Path, signum: int
+    slow_sim: RunningSim, tmp_path: Path, signum: int, writer: str
 ) -> None:
-    """A signal mid-run exits 4 with a summary; nothing partial; the next run finishes."""
+    """A signal mid-run exits 4 with a summary; nothing partial; the next run finishes —
+    with the writer in a thread and in a process of its own (``writer_process``)."""
     out = tmp_path / "a"
     args = ["batch", *sim_args(slow_sim, out, "--concurrency", "2", "--rate", "1000")]
-    env = {**os.environ, "PPLX_CONFIG_DIR": str(tmp_path / "cfg")}
+    env = {
+        **os.environ,
+        "PPLX_CONFIG_DIR": str(tmp_path / "cfg"),
+        "PPLX_WRITER_PROCESS": writer,
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "pplx_archiver", *args],
         stdout=subprocess.PIPE,

@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join, temp_name, write_atomic
+from pplx_archiver.shell.archive.fsutil import (
+    TEMP_PATTERN,
+    Confined,
+    safe_join,
+    temp_name,
+    write_atomic,
+)
 
 
 def test_write_creates_then_skips_identical_bytes(tmp_path: Path) -> None:
@@ -59,6 +65,35 @@ def test_safe_join_refuses_symlink_escape(tmp_path: Path) -> None:
     (root / "link").symlink_to(tmp_path)
     with pytest.raises(StoreError, match="outside"):
         safe_join(root, "link", "x")
+
+
+def test_confined_join_refuses_what_safe_join_refuses(tmp_path: Path) -> None:
+    """The per-commit join checks each sub-folder once and each file's own symlink: a folder
+    or a file linking out of the root is refused, a plain file or a new path is not."""
+    root = tmp_path / "root"
+    (root / "turns").mkdir(parents=True)
+    (root / "link").symlink_to(tmp_path)
+    (root / "turns" / "001.md").symlink_to(tmp_path / "outside.md")
+    (root / "turns" / "002.md").write_bytes(b"x")
+    confined = Confined(root)
+    for key in ("link/x", "turns/001.md", "link"):
+        with pytest.raises(StoreError, match="outside"):
+            confined.key(key)
+    assert confined.key("turns/002.md") == root / "turns" / "002.md"
+    assert confined.key("new/003.md") == root / "new" / "003.md"
+    with pytest.raises(StoreError, match="leave"):
+        confined.join("..", "x")
+    with pytest.raises(StoreError, match="outside"):
+        confined.key("link/y")  # a folder refused once is refused again
+
+
+def test_write_without_compare_replaces_and_keeps_no_temp(tmp_path: Path) -> None:
+    """``compare=False`` (the writer already compared): the bytes are replaced atomically."""
+    path = tmp_path / "a.md"
+    path.write_bytes(b"old")
+    assert write_atomic(path, b"new", compare=False, durable=False) is True
+    assert path.read_bytes() == b"new"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.md"]
 
 
 @given(st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=4))

@@ -28,7 +28,7 @@ from pplx_archiver.shell.archive.files import (
     str_or_none,
     with_remote_deleted,
 )
-from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
+from pplx_archiver.shell.archive.fsutil import Confined, same_bytes
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.archive.index import ThreadRow
@@ -108,7 +108,8 @@ def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
         wanted[RAW_BLOCKS] = plan.raw_blocks
     wanted.update(plan.extra_files)
     wanted.update(files)
-    changed = [k for k in wanted if not same_bytes(safe_join(source, *k.split("/")), wanted[k])]
+    confined = Confined(source)
+    changed = [k for k in wanted if not same_bytes(confined.key(k), wanted[k])]
     changed += [s.rel for s in plan.staged]  # staged asset files always land
     return PreparedCommit(
         plan=plan,

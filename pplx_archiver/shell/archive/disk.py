@@ -18,9 +18,10 @@ from pplx_archiver.shell.archive.fsutil import fsync_dir, sync_filesystem, write
 class Disk:
     """The writer's file operations on the real file system."""
 
-    def write(self, path: Path, data: bytes, *, durable: bool = True) -> bool:
-        """Write atomically; False when the file already holds ``data``."""
-        return write_atomic(path, data, durable=durable)
+    def write(self, path: Path, data: bytes, *, durable: bool = True, compare: bool = True) -> bool:
+        """Write atomically; False when the file already holds ``data`` (``compare=False``:
+        the caller knows it does not, and made the folder)."""
+        return write_atomic(path, data, durable=durable, compare=compare)
 
     def move_in(self, source: Path, dest: Path) -> None:
         """Move a complete staged file into place (same file system: one rename)."""

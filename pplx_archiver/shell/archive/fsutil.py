@@ -51,16 +51,18 @@ def same_bytes(path: Path, data: bytes) -> bool:
         return False
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True) -> bool:
+def write_atomic(path: Path, data: bytes, *, durable: bool = True, compare: bool = True) -> bool:
     """Write ``data`` to ``path`` atomically; return False (file untouched) when already equal.
 
     ``durable=False`` skips the fsync of the file and its folder: the caller makes the data
     durable later for many files at once with :func:`sync_filesystem` (group commit).
+    ``compare=False``: the caller already knows the bytes differ (and that the folder exists).
     """
-    if same_bytes(path, data):
-        return False
     parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
+    if compare:
+        if same_bytes(path, data):
+            return False
+        parent.mkdir(parents=True, exist_ok=True)
     tmp = parent / temp_name(path.name)
     try:
         with open(tmp, "xb") as fh:
@@ -123,19 +125,65 @@ def _resolved_root(root: Path) -> Path:
     return root.resolve()
 
 
-def safe_join(root: Path, *parts: str) -> Path:
-    """``root / parts…``, refusing absolute parts, ``..``, NUL bytes and anything outside root."""
+def _check_parts(root: Path, parts: tuple[str, ...]) -> None:
+    """Refuse absolute parts, ``..``, NUL bytes and drive letters (the lexical checks)."""
     for part in parts:
         if not part or "\x00" in part:
             raise StoreError(f"refusing empty or NUL-bearing path part {part!r} under {root}")
         pieces = part.replace("\\", "/").split("/")
         if part.startswith(("/", "\\")) or any(p in ("..",) for p in pieces):
             raise StoreError(f"refusing path part {part!r}: it would leave {root}")
-        if re.match(r"^[A-Za-z]:", part):
+        if _DRIVE.match(part):
             raise StoreError(f"refusing path part {part!r}: drive-qualified")
-    candidate = root.joinpath(*parts)
-    base = _resolved_root(root) if root.is_absolute() else root.resolve()
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def _check_resolved(root: Path, base: Path, candidate: Path) -> None:
     resolved = candidate.resolve()
     if resolved != base and not resolved.is_relative_to(base):
         raise StoreError(f"refusing path {candidate}: it resolves outside {root}")
+
+
+def safe_join(root: Path, *parts: str) -> Path:
+    """``root / parts…``, refusing absolute parts, ``..``, NUL bytes and anything outside root."""
+    _check_parts(root, parts)
+    candidate = root.joinpath(*parts)
+    base = _resolved_root(root) if root.is_absolute() else root.resolve()
+    _check_resolved(root, base, candidate)
     return candidate
+
+
+class Confined:
+    """:func:`safe_join` for the many files of one folder, each sub-folder resolved once.
+
+    A writer joins a dozen files under one thread folder: resolving every path costs an
+    ``lstat`` per component each time. Here each distinct parent folder is resolved (and
+    checked) once per instance, and each file costs one ``lstat`` (a symlink is resolved and
+    checked in full). Use one instance for one commit: a folder checked earlier in it is
+    trusted, as the single writer holding the archive lock never makes a folder a symlink.
+    """
+
+    __slots__ = ("_base", "_checked", "root")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._base = _resolved_root(root) if root.is_absolute() else root.resolve()
+        self._checked: set[Path] = set()
+
+    def join(self, *parts: str) -> Path:
+        """The confined path of ``parts`` under the root (StoreError when it would leave)."""
+        _check_parts(self.root, parts)
+        candidate = self.root.joinpath(*parts)
+        parent = candidate.parent
+        if parent not in self._checked:
+            _check_resolved(self.root, self._base, parent)
+            self._checked.add(parent)
+        if candidate.is_symlink():
+            _check_resolved(self.root, self._base, candidate)
+        return candidate
+
+    def key(self, key: str) -> Path:
+        """The path of a ``/``-separated archive file key (``turns/001.md``)."""
+        return self.join(*key.split("/"))

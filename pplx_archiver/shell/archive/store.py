@@ -82,6 +82,10 @@ class Archive:
         # The only code that writes into the archive (``disk``: its file operations).
         self.writer = ArchiveWriter(self, disk)
 
+    def reload_registry(self) -> None:
+        """Read the variant registry again (the run's writer process appended to it)."""
+        self.registry = Registry(self.registry.path, self.index, clock=self._clock, repair=False)
+
     def close(self) -> None:
         """Mark group-committed threads done, then close the index connection."""
         self.flush_done()

@@ -51,7 +51,7 @@ from pplx_archiver.shell.archive.files import (
     load_record,
     with_remote_deleted,
 )
-from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join
+from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, Confined, safe_join
 from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
 
 if TYPE_CHECKING:
@@ -122,11 +122,7 @@ class ArchiveWriter:
             self._move_folder(self.archive.folder(prep.moving_from), target)
         disk.make_dir(target)
         self._remove_temp_leftovers(target)
-        written = 0
-        for key in prep.order:
-            written += disk.write(
-                safe_join(target, *key.split("/")), prep.wanted[key], durable=self.durable
-            )
+        written = self._write_changed(prep, target)
         written += self._move_staged(target, plan.staged)
         removed = self._remove_stale(target, prep.stale)
         fields = index_fields(self.archive, prep)
@@ -145,6 +141,22 @@ class ArchiveWriter:
             moved_from=prep.moving_from,
             removed=removed,
         )
+
+    def _write_changed(self, prep: PreparedCommit, target: Path) -> int:
+        """Write the files :func:`prepare` found changed, in the plan's order (the unchanged
+        ones are left alone: their mtime tells when their content last changed)."""
+        confined, changed, made = Confined(target), set(prep.changed), {target}
+        written = 0
+        for key in prep.order:
+            if key not in changed:
+                continue
+            path = confined.key(key)
+            if path.parent not in made:
+                self.disk.make_dir(path.parent)
+                made.add(path.parent)
+            data = prep.wanted[key]
+            written += self.disk.write(path, data, durable=self.durable, compare=False)
+        return written
 
     def _sync_dir(self, path: Path) -> None:
         if self.durable:

@@ -38,6 +38,7 @@ from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from pplx_archiver.shell.run.spaces import SpacesHook
+from pplx_archiver.shell.run.writer_process import offload_for
 
 log = structlog.get_logger()
 
@@ -228,9 +229,11 @@ async def _archive(
         def on_plan(summary: RunSummary) -> None:
             _print(ctx.out, _plan_line(summary, options.dry_run))
 
+        # Others' space threads go through the space-aware store: written in this process.
+        offload = None if spaces else offload_for(archive, settings.writer_process)
         run = Run(client, spaces.store if spaces is not None else archive, lister, options,
                   run_id=ctx.run_id, progress=view.update, handle_signals=handle_signals,
-                  on_plan=on_plan)  # fmt: skip
+                  on_plan=on_plan, offload=offload)  # fmt: skip
         try:
             # Issue 8: the workers fetch each thread's assets in the same pass.
             async with open_assets(settings, client, archive, transport=ctx.transport,

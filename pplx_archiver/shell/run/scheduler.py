@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import cast
 
 import anyio
 import structlog
@@ -26,7 +26,6 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import ListingRow, RenderContext
-from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -37,6 +36,17 @@ from pplx_archiver.errors import (
     TerminalThreadError,
 )
 from pplx_archiver.shell.run.pipeline import FetchedThread, JsonApi, fetch_thread
+from pplx_archiver.shell.run.run_types import (
+    ClosingStore,
+    Lister,
+    Offload,
+    ProgressHook,
+    RunOptions,
+    RunSummary,
+    Store,
+)
+
+__all__ = ["Run", "RunOptions", "RunSummary", "Store"]
 
 log = structlog.get_logger()
 
@@ -44,82 +54,6 @@ log = structlog.get_logger()
 # at most this often / this many threads apart; a crash before it leaves them ``pending``.
 GROUP_COMMIT_SECONDS = 1.0
 GROUP_COMMIT_SIZE = 64
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RunOptions:
-    """What the command line asked of this run."""
-
-    command: str = "batch"
-    account: str = "default"
-    modes: frozenset[str] = frozenset()
-    limit: int | None = None
-    dry_run: bool = False
-    force: bool = False
-    full: bool = False
-    early_stop: int = 50
-    concurrency: int = 4
-    page_limit: int = 100
-    lang: str = "en"
-
-
-@dataclasses.dataclass(slots=True)
-class RunSummary:
-    """Counters of one run; becomes the RUN_SUMMARY event and the printed summary."""
-
-    command: str
-    listed: int = 0
-    archived: int = 0
-    unchanged: int = 0
-    failed: int = 0
-    terminal: int = 0
-    skipped_mode: int = 0
-    variant_hits: int = 0
-    interruptions: int = 0
-    thread_requests: int = 0
-    to_fetch: int = 0
-    done: int = 0
-    plan: dict[str, int] = dataclasses.field(default_factory=dict)
-    failures: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    interrupted: bool = False
-    elapsed_s: float = 0.0
-
-    @property
-    def total(self) -> int:
-        return self.archived + self.unchanged + self.failed + self.terminal + self.skipped_mode
-
-    def as_event(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
-        data["total"] = self.total
-        data["failures"] = self.failures[:50]
-        return data
-
-
-class Store(Protocol):
-    """What the scheduler needs from the archive store."""
-
-    def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
-
-    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
-
-    def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
-
-    def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
-
-    def register_variants(
-        self, records: Any, source: str, run_id: int | None = None
-    ) -> list[Any]: ...
-
-    def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
-
-    def flush_done(self) -> int: ...
-
-    @property
-    def unsynced(self) -> int: ...
-
-
-Lister = Callable[[], AsyncIterator[ListingRow]]
-ProgressHook = Callable[[str, RunSummary], None]
 
 
 @dataclasses.dataclass(slots=True)
@@ -147,6 +81,7 @@ class Run:
         progress: ProgressHook | None = None,
         handle_signals: bool = True,
         on_plan: Callable[[RunSummary], None] | None = None,
+        offload: Offload | None = None,
     ) -> None:
         self.api = api
         self.store = store
@@ -157,6 +92,7 @@ class Run:
         self.progress = progress or (lambda _kind, _summary: None)
         self.handle_signals = handle_signals
         self.on_plan = on_plan or (lambda _summary: None)
+        self._offload = offload
         self._fatal: BaseException | None = None
         self._decisions: list[str] = []
         self.listed_ids: set[str] = set()
@@ -237,10 +173,22 @@ class Run:
 
     # -- writer ----------------------------------------------------------------------------
     async def _write(self, outcomes: ObjectReceiveStream[_Outcome]) -> None:
+        local = self.store
+        try:
+            await self._write_all(outcomes)
+        finally:
+            if self.store is not local:  # the writer process: it finishes, then ends
+                offloaded, self.store = self.store, local
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(cast(ClosingStore, offloaded).close)
+
+    async def _write_all(self, outcomes: ObjectReceiveStream[_Outcome]) -> None:
         last_flush = time.monotonic()
         async with outcomes:
             async for outcome in outcomes:
                 with anyio.CancelScope(shield=True):
+                    if self._offload is not None:  # the plan is known once a thread is fetched
+                        await self._start_offload(self._offload)
                     await anyio.to_thread.run_sync(self._apply, outcome)
                     due = time.monotonic() - last_flush >= GROUP_COMMIT_SECONDS
                     if self.store.unsynced and (due or self.store.unsynced >= GROUP_COMMIT_SIZE):
@@ -248,6 +196,14 @@ class Run:
                         last_flush = time.monotonic()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(self.store.flush_done)
+
+    async def _start_offload(self, offload: Offload) -> None:
+        """Hand the writing to another process when the run is large enough to pay for it."""
+        self._offload = None
+        store = await anyio.to_thread.run_sync(offload, self.summary.to_fetch)
+        if store is not None:
+            self.store = store
+            log.info("WRITER_PROCESS_STARTED", to_fetch=self.summary.to_fetch)
 
     def _apply(self, outcome: _Outcome) -> None:
         self.summary.done += 1

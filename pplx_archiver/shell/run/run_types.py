@@ -1,0 +1,100 @@
+"""What a run is given and gives back: its options, its summary, the store it writes to.
+
+:class:`RunOptions` is what the command line asked; :class:`RunSummary` the counters that
+become ``RUN_SUMMARY``; :class:`Store` what the scheduler needs of the archive (the archive
+itself, the space-aware wrapper, or the writer process's :class:`ClosingStore`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any, Protocol
+
+from pplx_archiver.core import plan as planning
+from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.writes import ThreadCommit
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What the command line asked of this run."""
+
+    command: str = "batch"
+    account: str = "default"
+    modes: frozenset[str] = frozenset()
+    limit: int | None = None
+    dry_run: bool = False
+    force: bool = False
+    full: bool = False
+    early_stop: int = 50
+    concurrency: int = 4
+    page_limit: int = 100
+    lang: str = "en"
+
+
+@dataclasses.dataclass(slots=True)
+class RunSummary:
+    """Counters of one run; becomes the RUN_SUMMARY event and the printed summary."""
+
+    command: str
+    listed: int = 0
+    archived: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    terminal: int = 0
+    skipped_mode: int = 0
+    variant_hits: int = 0
+    interruptions: int = 0
+    thread_requests: int = 0
+    to_fetch: int = 0
+    done: int = 0
+    plan: dict[str, int] = dataclasses.field(default_factory=dict)
+    failures: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    interrupted: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return self.archived + self.unchanged + self.failed + self.terminal + self.skipped_mode
+
+    def as_event(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["total"] = self.total
+        data["failures"] = self.failures[:50]
+        return data
+
+
+class Store(Protocol):
+    """What the scheduler needs from the archive store."""
+
+    def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
+
+    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
+
+    def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
+
+    def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
+
+    def register_variants(
+        self, records: Any, source: str, run_id: int | None = None
+    ) -> list[Any]: ...
+
+    def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
+
+    def flush_done(self) -> int: ...
+
+    @property
+    def unsynced(self) -> int: ...
+
+
+class ClosingStore(Store, Protocol):
+    """A store the run must close when its writer is done (the writer process)."""
+
+    def close(self) -> None: ...
+
+
+Lister = Callable[[], AsyncIterator[ListingRow]]
+# Given the number of threads to fetch, a store that writes in another process, or None.
+Offload = Callable[[int], ClosingStore | None]
+ProgressHook = Callable[[str, RunSummary], None]

@@ -1,0 +1,133 @@
+"""The writer process: the same archive as a writer thread, errors and events brought back."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.writer_process import OffloadedStore, offload_for
+
+from .store_helpers import raw, result
+
+UUIDS = [f"0a1b2c3d-0000-4000-8000-00000000000{i}" for i in range(1, 5)]
+VARIANT = {"thread_uuid": UUIDS[0], "entry_uuid": "e1", "sibling_uuid": "e2", "uuid8": "0a1b2c3d"}
+
+
+def _plans() -> list[ThreadCommit]:
+    plans = []
+    for n, uuid in enumerate(UUIDS):
+        res = result(uuid, title=f"Thread {n}", turns=n + 1)
+        row = ListingRow(thread_id=uuid, title=f"Thread {n}", updated_at=f"2026-07-2{n}")
+        plans.append(ThreadCommit("acct", res, raw(b'{"entries":[]}'), None, row, row.updated_at))
+    return plans
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "index" not in p.relative_to(root).parts
+    }
+
+
+def _run(store: OffloadedStore | Archive) -> None:
+    for plan in _plans():
+        store.commit(plan)
+    store.register_variants([VARIANT], "online", None)
+    store.fail("0a1b2c3d-0000-4000-8000-00000000000f", "FetchError: boom", None, 1)
+    store.flush_done()
+
+
+def test_the_child_writes_the_archive_a_writer_thread_writes(tmp_path: Path) -> None:
+    """Commits, a variant and a failure sent to the child leave the same files, the same
+    index rows and the same registry as the same calls made in this process."""
+    with Archive(tmp_path / "a", group_commit=True) as here:
+        _run(here)
+    with Archive(tmp_path / "b", group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        _run(store)
+        assert store.unsynced == 0
+        store.close()
+        assert local.get(UUIDS[3]) is not None and local.get(UUIDS[3]).status == "done"  # type: ignore[union-attr]
+        assert [r["entry_uuid"] for r in local.registry.current().values()] == ["e1"]
+    assert _files(tmp_path / "a") == _files(tmp_path / "b") != {}
+    with Archive(tmp_path / "a") as a, Archive(tmp_path / "b") as b:
+        rows_a = {r.uuid: (r.status, r.path, r.files) for r in a.iter_threads()}
+        rows_b = {r.uuid: (r.status, r.path, r.files) for r in b.iter_threads()}
+        assert rows_a == rows_b and len(rows_a) == 5
+
+
+def test_an_error_in_the_child_is_raised_here_and_the_child_goes_on(tmp_path: Path) -> None:
+    """A refused commit comes back as the StoreError it raised; later calls still work."""
+    plan = _plans()[0]
+    bad = ThreadCommit("acct", result(UUIDS[0]), plan.raw_entries, None, plan.listing)
+    bad.result.files["../escape.md"] = b"x"  # type: ignore[index]
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        try:
+            with pytest.raises(StoreError, match="escape"):
+                store.commit(bad)
+            store.commit(plan)
+            store.flush_done()
+        finally:
+            store.close()
+        row = local.get(UUIDS[0])
+        assert row is not None and row.status == "done"
+    assert not (tmp_path.parent / "escape.md").exists()
+
+
+def test_the_childs_log_events_are_logged_by_the_run(tmp_path: Path) -> None:
+    """An event the archive logs in the child (a search update that failed: its table is
+    gone) reaches this process's log with its fields, and the thread is still done."""
+    first, second = _plans()[:2]
+    with Archive(tmp_path, group_commit=True) as local:
+        local.commit(first)
+        local.flush_done()  # creates the search tables
+        local.index._db.execute("DROP TABLE search_grams")
+        store = OffloadedStore(local, local.out)
+        try:
+            with capture_logs() as logs:
+                store.commit(second)
+                store.flush_done()
+        finally:
+            store.close()
+        row = local.get(UUIDS[1])
+        assert row is not None and row.status == "done"
+    failed = [e for e in logs if e.get("event") == "SEARCH_INDEX_FAILED"]
+    assert [e["thread_uuid"] for e in failed] == [UUIDS[1]]
+    assert failed[0]["log_level"] == "warning" and "search_grams" in failed[0]["error"]
+
+
+def test_a_writer_process_that_dies_is_a_clear_error(tmp_path: Path) -> None:
+    """A child killed mid-run: the next call fails with a StoreError that says so."""
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        store.commit(_plans()[0])
+        os.kill(store.process._proc.pid, signal.SIGKILL)
+        store.process._proc.wait()
+        with pytest.raises(StoreError, match="writer process ended unexpectedly"):
+            store.commit(_plans()[1])
+        with pytest.raises(StoreError, match="failed"):
+            store.close()
+
+
+def test_offload_only_for_runs_large_enough_unless_asked(tmp_path: Path) -> None:
+    """``auto`` offloads a run of 150 threads or more (on several cores), ``on`` any run,
+    ``off`` none."""
+    with Archive(tmp_path, group_commit=True) as local:
+        assert offload_for(local, "off")(10_000) is None
+        assert offload_for(local, "auto")(10) is None
+        for setting, size in (("on", 1), ("auto", 150)):
+            if setting == "auto" and (os.cpu_count() or 1) < 2:
+                continue
+            store = offload_for(local, setting)(size)
+            assert isinstance(store, OffloadedStore)
+            store.close()
