@@ -13,31 +13,60 @@ import re
 
 MASK = b"REDACTED"
 
-_PARAM = re.compile(
-    rb"(?i)((?:[?&]|\\u0026)"
-    rb"(?:Signature|Policy|Key-Pair-Id|AWSAccessKeyId|X-Amz-Signature|X-Amz-Credential|"
-    rb"X-Amz-Security-Token)=)"
-    rb"[^&\"\\\s#<>']+"
-)
-
-
-# Every parameter name above, lower-cased with its "=": a body holding none of them cannot
-# match, and finding that with ``in`` on a lower-cased copy is far cheaper than the regex.
+# Every credential parameter name, lower-cased with its "=" (matched in any case), after
+# ``?``, ``&`` or ``\u0026``; its value runs to the next ``&``, quote, backslash, white
+# space, ``#``, ``<`` or ``>`` (the tests hold the equivalent regex).
 _NAMES = (
     b"signature=",
     b"policy=",
     b"key-pair-id=",
     b"awsaccesskeyid=",
+    b"x-amz-signature=",
     b"x-amz-credential=",
     b"x-amz-security-token=",
 )
 
 
+_VALUE = re.compile(rb"[^&\"\\\s#<>']+")  # a parameter value
+_ESCAPED_AMP = b"\\u0026"  # ``&`` as a JSON string escape (lower-cased)
+
+
 def scrub_signed_urls(body: bytes) -> bytes:
-    """``body`` with the values of signed-URL credential parameters masked (same bytes if none)."""
+    """``body`` with the values of signed-URL credential parameters masked (same bytes if none).
+
+    Found with ``bytes.find`` on a lower-cased copy, left to right, matches never
+    overlapping: the same result as the case-insensitive regex the tests hold, which over a
+    whole page body costs several times more.
+    """
     if b"=" not in body:
         return body
     lowered = body.lower()
-    if not any(name in lowered for name in _NAMES):
+    spans: list[tuple[int, int, int]] = []  # (match start, value start, value end)
+    for name in _NAMES:
+        at = lowered.find(name)
+        while at != -1:
+            start = _prefix_start(lowered, at)
+            value = _VALUE.match(body, at + len(name)) if start is not None else None
+            if start is not None and value is not None:
+                spans.append((start, value.start(), value.end()))
+            at = lowered.find(name, at + 1)
+    if not spans:
         return body
-    return _PARAM.sub(lambda m: m.group(1) + MASK, body)
+    pieces: list[bytes] = []
+    last = 0
+    for start, value_start, value_end in sorted(spans):
+        if start < last:
+            continue  # inside the value of an earlier match
+        pieces += (body[last:value_start], MASK)
+        last = value_end
+    pieces.append(body[last:])
+    return b"".join(pieces)
+
+
+def _prefix_start(lowered: bytes, at: int) -> int | None:
+    """Where the ``?``/``&``/``\\u0026`` before the parameter name at ``at`` starts, or None."""
+    if at >= 1 and lowered[at - 1] in b"?&":
+        return at - 1
+    if at >= len(_ESCAPED_AMP) and lowered[at - len(_ESCAPED_AMP) : at] == _ESCAPED_AMP:
+        return at - len(_ESCAPED_AMP)
+    return None

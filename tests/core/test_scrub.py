@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pplx_archiver.core.scrub import scrub_signed_urls
+from tests.core.simcorpus import account
 
 URL = (
     "https://d2z0o16i8xm8ak.cloudfront.net/a/report.md?Expires=1782190058"
@@ -52,14 +55,52 @@ def test_scrubbed_json_stays_json(value: object) -> None:
     assert "abcDEF" not in out["u"]
 
 
+# The definition of what is masked: every credential parameter's value, left to right.
+REFERENCE = re.compile(
+    rb"(?i)((?:[?&]|\\u0026)"
+    rb"(?:Signature|Policy|Key-Pair-Id|AWSAccessKeyId|X-Amz-Signature|X-Amz-Credential|"
+    rb"X-Amz-Security-Token)=)"
+    rb"[^&\"\\\s#<>']+"
+)
+
+
+def reference(body: bytes) -> bytes:
+    return REFERENCE.sub(lambda m: m.group(1) + b"REDACTED", body)
+
+
+PIECES = [
+    "?", "&", "\\u0026", "\\U0026", "=", '"', " ", "#", "<", "'", "\\", "a", "Zq9", "-",
+    "Signature=", "SIGNATURE=", "signature", "Policy=", "key-pair-id=", "Key-Pair-Id=",
+    "AWSAccessKeyId=", "X-Amz-Signature=", "x-amz-signature=", "X-Amz-Credential=",
+    "x-amz-security-token=", "X-Amz-", "https://cdn.test/r.md",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=40))
+def test_scrub_masks_exactly_what_the_reference_regex_masks(pieces: list[str]) -> None:
+    """Overlaps, prefixes, escaped ampersands, empty values, any case: byte for byte the
+    same as the reference regex (and the very same object when nothing is masked)."""
+    body = "".join(pieces).encode("utf-8", "surrogatepass")
+    got = scrub_signed_urls(body)
+    assert got == reference(body)
+    if got == body:
+        assert got is body
+
+
+def test_scrub_equals_the_reference_on_simulator_pages() -> None:
+    """On the simulated account's pages (signed asset URLs included) the same bytes."""
+    bodies = [orjson.dumps(p.body) for inp, _ in account(40, 3) for p in inp.plain_pages]
+    assert any(reference(b) != b for b in bodies)
+    for body in bodies:
+        assert scrub_signed_urls(body) == reference(body)
+
+
 def test_the_quick_check_skips_only_bodies_without_any_parameter() -> None:
     """Every parameter name, in any case, still gets masked; a body with none is returned as is."""
-    from pplx_archiver.core import scrub
-
     for name in ("SIGNATURE", "Policy", "key-pair-id", "AWSAccessKeyId", "X-Amz-Credential",
                  "x-amz-security-token", "X-AMZ-SIGNATURE"):  # fmt: skip
         body = orjson.dumps({"u": f"https://x/y?a=1&{name}=secretvalue"})
         assert b"secretvalue" not in scrub_signed_urls(body)
-        assert scrub_signed_urls(body) == scrub._PARAM.sub(lambda m: m.group(1) + b"REDACTED", body)
+        assert scrub_signed_urls(body) == reference(body)
     plain = orjson.dumps({"u": "https://x/y?a=1&b=2", "t": "sign here"})
     assert scrub_signed_urls(plain) is plain

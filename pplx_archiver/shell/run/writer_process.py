@@ -126,9 +126,21 @@ class WriterProcess:
             if stream is not None:
                 with contextlib.suppress(OSError):  # a child that died: a broken pipe
                     stream.close()
-        code = self._proc.wait()
+        code, cpu_s = self._reap()
+        log.info("WRITER_PROCESS_ENDED", exit_code=code, cpu_s=cpu_s)
         if code != 0:
             raise StoreError(f"the archive writer process failed (exit {code})")
+
+    def _reap(self) -> tuple[int, float | None]:
+        """Wait for the child; its exit code and the CPU seconds it used (None if unknown)."""
+        if self._proc.returncode is not None:
+            return self._proc.returncode, None
+        try:
+            _pid, status, usage = os.wait4(self._proc.pid, 0)
+        except ChildProcessError:
+            return self._proc.wait(), None
+        self._proc.returncode = os.waitstatus_to_exitcode(status)
+        return self._proc.returncode, round(usage.ru_utime + usage.ru_stime, 3)
 
 
 class OffloadedStore:
