@@ -13,6 +13,7 @@ from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run import writer_process
 from pplx_archiver.shell.run.writer_process import OffloadedStore, offload_for
 
 from .store_helpers import raw, result
@@ -131,3 +132,15 @@ def test_offload_only_for_runs_large_enough_unless_asked(tmp_path: Path) -> None
             store = offload_for(local, setting)(size)
             assert isinstance(store, OffloadedStore)
             store.close()
+
+
+def test_a_writer_process_that_cannot_start_leaves_the_run_its_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the child cannot start (here: its module cannot be found) the run is told so in
+    one warning and writes in a thread: ``offload`` answers None."""
+    monkeypatch.setattr(writer_process, "MODULE", "pplx_archiver.no_such_module")
+    with Archive(tmp_path, group_commit=True) as local, capture_logs() as logs:
+        assert offload_for(local, "on")(500) is None
+    warned = [e for e in logs if e["event"] == "WRITER_PROCESS_UNAVAILABLE"]
+    assert len(warned) == 1 and "did not start" in warned[0]["error"]

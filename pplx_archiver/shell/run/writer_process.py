@@ -96,6 +96,14 @@ class WriterProcess:
         )
         self._lock = threading.Lock()
         self.unsynced = 0
+        try:  # the child says it is ready once it has opened the archive
+            assert self._proc.stdout is not None
+            read_frame(self._proc.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            self._proc.kill()
+            self._close_pipes()
+            self._proc.wait()
+            raise StoreError(f"the archive writer process did not start: {exc}") from None
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Run ``Archive.<name>(*args, **kwargs)`` in the child; its result or its error."""
@@ -122,14 +130,17 @@ class WriterProcess:
                 self.call("close")
             except StoreError:
                 pass
-        for stream in (self._proc.stdin, self._proc.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):  # a child that died: a broken pipe
-                    stream.close()
+        self._close_pipes()
         code, cpu_s = self._reap()
         log.info("WRITER_PROCESS_ENDED", exit_code=code, cpu_s=cpu_s)
         if code != 0:
             raise StoreError(f"the archive writer process failed (exit {code})")
+
+    def _close_pipes(self) -> None:
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):  # a child that died: a broken pipe
+                    stream.close()
 
     def _reap(self) -> tuple[int, float | None]:
         """Wait for the child; its exit code and the CPU seconds it used (None if unknown)."""
@@ -202,7 +213,13 @@ def offload_for(archive: Any, setting: str = "auto") -> Callable[[int], Offloade
         wanted = setting == "on" or (
             setting == "auto" and to_fetch >= OFFLOAD_MIN_THREADS and (os.cpu_count() or 1) > 1
         )
-        return OffloadedStore(archive, archive.out) if wanted else None
+        if not wanted:
+            return None
+        try:
+            return OffloadedStore(archive, archive.out)
+        except StoreError as exc:  # the run still works: it writes in a thread instead
+            log.warning("WRITER_PROCESS_UNAVAILABLE", error=str(exc))
+            return None
 
     return offload
 
@@ -236,6 +253,7 @@ def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         cache_logger_on_first_use=False,
     )
     archive = Archive(out_dir, group_commit=True)
+    write_frame(stdout, ("ready", os.getpid()))
     try:
         while True:
             try:
