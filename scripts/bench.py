@@ -131,6 +131,20 @@ def _base(
         "client_cpu_ms_per_thread": round(1000 * run.cpu_s / threads, 2) if threads else None,
         "client_core_share": round(run.cpu_s / run.wall_s, 3) if run.wall_s else None,
         "peak_rss_mb": round(run.peak_rss_mb, 1),
+        **_writer_share(run),
+    }
+
+
+def _writer_share(run: ChildRun) -> dict[str, Any]:
+    """The writer process's part of the client CPU (``WRITER_PROCESS_ENDED``), if it ran."""
+    ended = run.named("WRITER_PROCESS_ENDED")
+    if not ended or ended[-1].get("cpu_s") is None:
+        return {"writer_process": False}
+    writer = float(ended[-1]["cpu_s"])
+    return {
+        "writer_process": True,
+        "writer_cpu_s": round(writer, 2),
+        "main_cpu_s": round(run.cpu_s - writer, 2),
     }
 
 
@@ -249,7 +263,10 @@ def scenario_2(bench: Bench) -> dict[str, Any]:
         "efficiency": round(ideal / run.wall_s, 3),
         **cpu,
     }
-    result["targets"] = {"efficiency>=0.80": result["efficiency"] >= 0.80}
+    result["targets"] = {
+        "efficiency>=0.80": result["efficiency"] >= 0.80,
+        "client_cpu<=12ms/thread": result["client_cpu_ms_per_thread"] <= 12.0,
+    }
     return result
 
 
@@ -441,12 +458,19 @@ def scenario_7(bench: Bench) -> dict[str, Any]:
         "cpu_per_thread_ratio": round(cpu_ratio, 3),
         "net_cpu_ms_per_thread": [round(net(small), 2), round(net(large), 2)],
         "net_cpu_per_thread_ratio": round(net_ratio, 3),
+        "threads_per_s": [_per_s(small), _per_s(large)],
         "targets": {
             "large_rss<=300MB": large["peak_rss_mb"] <= 300,
             "rss_ratio<=1.3": rss_ratio <= 1.3,
             "cpu_per_thread_within_10%": abs(cpu_ratio - 1) <= 0.10,
+            "large_threads_per_s>=80": _per_s(large) >= 80,
         },
     }
+
+
+def _per_s(run: dict[str, Any]) -> float:
+    """Threads archived per second of a scale run's wall time (start-up included)."""
+    return round(run["archived"] / run["wall_s"], 1) if run["wall_s"] else 0.0
 
 
 def scenario_8(bench: Bench) -> dict[str, Any]:
