@@ -39,7 +39,10 @@ from pplx_archiver.shell.archive.index_schema import (
 )
 
 __all__ = ["REINDEX_HINT", "SCHEMA_VERSION", "STATUSES", "TERMINAL_STATUSES"]
-__all__ += ["Index", "RunRow", "ThreadRow"]
+__all__ += ["Done", "Index", "RunRow", "ThreadRow"]
+
+# A thread a group commit marks done: uuid, account, index fields, the hook run with it.
+Done = tuple[str, str, Mapping[str, Any], Callable[[sqlite3.Connection], None] | None]
 
 
 class Index:
@@ -69,7 +72,7 @@ class Index:
                     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
                 ).fetchone()
                 if row is not None:
-                    self._migrate(path)
+                    sch.migrate(self._db)
                 for statement in sch.SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
@@ -101,21 +104,6 @@ class Index:
                 f"{self.path}: index schema version {found}, this program knows "
                 f"{SCHEMA_VERSION}; open it once with a writing command (or {REINDEX_HINT})"
             )
-
-    def _migrate(self, path: Path) -> None:
-        """Bring an index of an older schema version up to :data:`SCHEMA_VERSION`."""
-        row = self._db.execute("SELECT version FROM schema_version").fetchone()
-        version = int(row[0]) if row is not None else SCHEMA_VERSION
-        while version < SCHEMA_VERSION and version + 1 in sch.MIGRATIONS:
-            step = sch.MIGRATIONS[version + 1]
-            if callable(step):
-                step(self._db)
-            else:
-                for statement in step:
-                    if not sch.column_exists(self._db, statement):
-                        self._db.execute(statement)
-            version += 1
-            self._db.execute("UPDATE schema_version SET version = ?", (version,))
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -272,23 +260,27 @@ class Index:
         ``hook`` runs inside that transaction (the search index updates the thread's rows).
         """
         with self._tx() as db:
-            self._upsert(
-                db,
-                uuid,
-                account,
-                {
-                    **fields,
-                    "status": "done",
-                    "error": None,
-                    "error_path": None,
-                    "attempts": 0,
-                    "first_failed_at": None,
-                    "last_failed_at": None,
-                },
-            )
+            self._done(db, uuid, account, fields)
             self._put_variants(db, variants, run_id)
             if hook is not None:
                 hook(db)
+
+    def mark_done_many(self, batch: Sequence[Done]) -> None:
+        """Mark a batch of threads done in ONE transaction (a group commit's flush).
+
+        Each thread's hook runs right after its row is updated; a hook keeps its own failures
+        to itself (the search hook rolls back to its savepoint), while any other error rolls
+        the whole batch back: no thread of it is marked done.
+        """
+        with self._tx() as db:
+            for uuid, account, fields, hook in batch:
+                self._done(db, uuid, account, fields)
+                if hook is not None:
+                    hook(db)
+
+    def _done(self, db: sqlite3.Connection, uuid: str, account: str, fields: Any) -> None:
+        cleared = dict.fromkeys(("error", "error_path", "first_failed_at", "last_failed_at"))
+        self._upsert(db, uuid, account, {**fields, "status": "done", "attempts": 0, **cleared})
 
     def forget(self, uuid: str) -> bool:
         """Delete a thread's row and its variant rows; False when the index does not know it."""

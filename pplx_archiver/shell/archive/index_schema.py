@@ -244,3 +244,19 @@ def rekey_rows(db: sqlite3.Connection, old: str, new: str) -> bool:
     if "search_threads" in tables:
         db.execute("UPDATE search_threads SET uuid = ? WHERE uuid = ?", (new, old))
     return True
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring an index of an older schema version up to :data:`SCHEMA_VERSION`."""
+    row = db.execute("SELECT version FROM schema_version").fetchone()
+    version = int(row[0]) if row is not None else SCHEMA_VERSION
+    while version < SCHEMA_VERSION and version + 1 in MIGRATIONS:
+        step = MIGRATIONS[version + 1]
+        if callable(step):
+            step(db)
+        else:
+            for statement in step:
+                if not column_exists(db, statement):
+                    db.execute(statement)
+        version += 1
+        db.execute("UPDATE schema_version SET version = ?", (version,))

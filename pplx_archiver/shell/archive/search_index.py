@@ -25,11 +25,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import structlog
@@ -124,7 +125,28 @@ def fold(text: str) -> str:
     return text.lower()
 
 
-_TOKENS: dict[str, str] = {}  # gram -> token, memoized (bounded)
+# Short gram (1 to 3 characters) -> token, memoized: the same few thousand recur in every
+# row. Bounded: cleared when full, so it never holds more than _MEMO entries (~5 MB).
+# Space-centred grams are mostly distinct: their tokens are put together from the memo.
+_MEMO = 32_768
+_TOKENS: dict[str, str] = {}
+_WIDE_GRAMS = re.compile(rf"(?=(.{{{WIDE}}}\s.{{{WIDE}}}))", re.S)
+
+
+def _short_token(gram: str) -> str:
+    token = _TOKENS.get(gram)
+    if token is None:
+        token = "g".join(format(ord(c), "x") for c in gram)
+        if len(_TOKENS) >= _MEMO:
+            _TOKENS.clear()
+        _TOKENS[gram] = token
+    return token
+
+
+def _wide_token(gram: str) -> str:
+    """The token of a space-centred gram (``WIDE`` characters, the space, ``WIDE``)."""
+    head, space, tail = gram[:WIDE], gram[WIDE], gram[WIDE + 1 :]
+    return f"w{_short_token(head)}g{_short_token(space)}g{_short_token(tail)}"
 
 
 def gram_token(gram: str) -> str:
@@ -133,35 +155,30 @@ def gram_token(gram: str) -> str:
     ``g`` is never a hex digit, so no pair reads as one character; a space-centred gram
     starts with ``w``, so it never reads as a short one.
     """
-    token = _TOKENS.get(gram)
-    if token is None:
-        token = "g".join(format(ord(c), "x") for c in gram)
-        if len(gram) > 3:
-            token = "w" + token
-        if len(_TOKENS) < 200_000:
-            _TOKENS[gram] = token
-    return token
-
-
-def text_grams(text: str) -> set[str]:
-    """The grams of one folded value: its 1-, 2-, 3-character and space-centred pieces."""
-    grams = set(text)
-    grams.update(map("".join, itertools.pairwise(text)))
-    grams.update(map("".join, zip(text, text[1:], text[2:], strict=False)))
-    grams.update(
-        text[at - WIDE : at + WIDE + 1]
-        for at in range(WIDE, len(text) - WIDE)
-        if text[at].isspace()
-    )
-    return grams
+    if len(gram) <= 3:
+        return _short_token(gram)
+    return "w" + "g".join(format(ord(c), "x") for c in gram)
 
 
 def gram_tokens(values: Iterable[str]) -> str:
-    """The distinct grams of the values (each folded) as ``ascii`` tokens, sorted."""
-    grams: set[str] = set()
+    """The distinct grams of the values (each folded) as ``ascii`` tokens, sorted: every 1-,
+    2- and 3-character piece of a value, and every space-centred piece."""
+    short: set[str] = set()
+    wide: set[str] = set()
     for value in values:
-        grams |= text_grams(fold(value))
-    return " ".join(sorted(map(gram_token, grams)))
+        text = fold(value)
+        short.update(text)
+        short.update(map("".join, itertools.pairwise(text)))
+        short.update(map("".join, zip(text, text[1:], text[2:], strict=False)))
+        wide.update(_WIDE_GRAMS.findall(text))  # `\s` is str.isspace
+    found = list(map(_TOKENS.get, short))  # most are in the memo: one C-level pass
+    if None in found:
+        tokens = [_short_token(g) if t is None else t for g, t in zip(short, found, strict=True)]
+    else:
+        tokens = cast(list[str], found)
+    tokens += map(_wide_token, wide)
+    tokens.sort()
+    return " ".join(tokens)
 
 
 def query_grams(folded: str) -> list[str]:

@@ -226,9 +226,12 @@ class ArchiveWriter:
             return 0
         batch, self._unsynced = self._unsynced, []
         self.disk.sync_all(self.archive.out)
-        for uuid, account, fields in batch:
-            hook = self._search_hooks.pop(uuid, None)
-            self.archive.index.mark_done(uuid, account, fields, hook=hook)
+        # One index transaction for the whole batch, each thread's search rows in their own
+        # savepoint: a crash before its commit leaves every thread of the batch pending.
+        hooks, self._search_hooks = self._search_hooks, {}
+        self.archive.index.mark_done_many(
+            [(uuid, account, fields, hooks.get(uuid)) for uuid, account, fields in batch]
+        )
         return len(batch)
 
     # -- other plans -------------------------------------------------------------------------

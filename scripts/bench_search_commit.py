@@ -1,0 +1,144 @@
+"""The search index's cost per committed thread: grams, and marking done one by one or a batch.
+
+``python scripts/bench_search_commit.py --turns 3000`` takes the corpus of
+``scripts/bench_search.py`` (simulated threads) and prints one JSON object, CPU time
+(``process_time``) per row or per thread, all measured in this one run:
+
+- ``grams_ms_per_row``: ``gram_tokens`` as it is, memo cold and warm; a plain reference
+  (every gram a string, then its token, no memo); the previous extraction, its memo
+  warm (every gram memoized, up to 200,000);
+- ``mark_done_ms_per_thread``: an archive index marking every thread done with its search
+  rows, one transaction per thread (``Index.mark_done``) against one per batch of
+  ``--batch`` threads (``Index.mark_done_many``, what a group commit's flush does);
+- the ratios new / old of both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_search import corpus  # noqa: E402
+
+from pplx_archiver.shell.archive import search_index  # noqa: E402
+from pplx_archiver.shell.archive.index import Index  # noqa: E402
+
+
+def reference_tokens(values: Iterable[str]) -> str:
+    """The plain extraction (same tokens): every gram a string, then its token."""
+    grams: set[str] = set()
+    for value in values:
+        text = value.lower()
+        grams |= set(text) | set(map("".join, itertools.pairwise(text)))
+        grams |= set(map("".join, zip(text, text[1:], text[2:], strict=False)))
+        grams |= {text[a - 3 : a + 4] for a in range(3, len(text) - 3) if text[a].isspace()}
+    tokens = ("g".join(format(ord(c), "x") for c in g) for g in grams)
+    return " ".join(sorted(("w" + t if t.count("g") > 2 else t) for t in tokens))
+
+
+_PREVIOUS: dict[str, str] = {}
+
+
+def previous_tokens(values: Iterable[str]) -> str:
+    """The extraction before the bounded memo: every gram memoized, up to 200,000 of them."""
+    grams: set[str] = set()
+    for value in values:
+        text = value.lower()
+        grams |= set(text) | set(map("".join, itertools.pairwise(text)))
+        grams |= set(map("".join, zip(text, text[1:], text[2:], strict=False)))
+        grams |= {text[a - 3 : a + 4] for a in range(3, len(text) - 3) if text[a].isspace()}
+    tokens = []
+    for gram in grams:
+        token = _PREVIOUS.get(gram)
+        if token is None:
+            token = "g".join(format(ord(c), "x") for c in gram)
+            token = "w" + token if len(gram) > 3 else token
+            if len(_PREVIOUS) < 200_000:
+                _PREVIOUS[gram] = token
+        tokens.append(token)
+    return " ".join(sorted(tokens))
+
+
+def cpu_ms(fn: Callable[[], object], count: int) -> float:
+    """CPU milliseconds of ``fn()`` per item (``count`` items)."""
+    began = time.process_time()
+    fn()
+    return round(1000 * (time.process_time() - began) / count, 4)
+
+
+def mark_done(threads: list[Any], batch: int) -> float:
+    """CPU ms per thread marking every thread done with its search rows (batch 1 = one by one)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        index = Index(Path(tmp) / "archive.sqlite")
+
+        def run() -> None:
+            for first in range(0, len(threads), batch):
+                items = [
+                    (meta.uuid, "me", {"path": meta.path}, search_index.thread_hook(meta, prose))
+                    for meta, prose in threads[first : first + batch]
+                ]
+                if batch == 1:
+                    uuid, account, fields, hook = items[0]
+                    index.mark_done(uuid, account, fields, hook=hook)
+                else:
+                    index.mark_done_many(items)
+
+        try:
+            return cpu_ms(run, len(threads))
+        finally:
+            index.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--turns", type=int, default=3000, help="turns in the corpus")
+    parser.add_argument("--batch", type=int, default=64, help="threads per group commit")
+    args = parser.parse_args()
+    import structlog
+
+    structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
+    threads = list(corpus(args.turns))
+    rows = [list(r.values()) for _m, p in threads for r in p.rows]
+    search_index._TOKENS.clear()
+    cold = cpu_ms(lambda: [search_index.gram_tokens(r) for r in rows], len(rows))
+    warm = cpu_ms(lambda: [search_index.gram_tokens(r) for r in rows], len(rows))
+    plain = cpu_ms(lambda: [reference_tokens(r) for r in rows], len(rows))
+    cpu_ms(lambda: [previous_tokens(r) for r in rows], len(rows))  # fill its memo
+    previous = cpu_ms(lambda: [previous_tokens(r) for r in rows], len(rows))
+    for values in rows[:200]:
+        assert search_index.gram_tokens(values) == reference_tokens(values)
+        assert previous_tokens(values) == reference_tokens(values)
+    one = mark_done(threads, 1)
+    many = mark_done(threads, args.batch)
+    out = {
+        "benchmark": "search_commit",
+        "threads": len(threads),
+        "rows": len(rows),
+        "grams_ms_per_row": {
+            "cold": cold,
+            "warm": warm,
+            "plain_reference": plain,
+            "previous_warm": previous,
+        },
+        "grams_ratio_warm_to_previous_warm": round(warm / previous, 3),
+        "token_memo_entries": len(search_index._TOKENS),
+        "previous_memo_entries": len(_PREVIOUS),
+        "mark_done_ms_per_thread": {"one_by_one": one, f"batch_{args.batch}": many},
+        "mark_done_ratio_batch_to_one": round(many / one, 3),
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
