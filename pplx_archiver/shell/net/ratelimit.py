@@ -211,12 +211,13 @@ class RateLimiter:
             self._streak = 0
 
     def _probe(self, now: float) -> None:
-        """Above the learnt limit: raise by a step that doubles while the server keeps granting.
+        """Above the learnt limit: small steps near it, doubling ones well past it.
 
-        The first step after a 429 is ``increase / SLOW_STEPS`` (the limit is about there);
-        each run of ``success_window`` successes without a 429 doubles it, up to ``increase``.
-        A limit learnt too low (the server's budget was shared, or the client asked for less
-        than it allowed) is left within seconds; one learnt right costs a 429 now and then.
+        Up to ``BEYOND_LEARNT`` × the learnt limit a step of ``increase / SLOW_STEPS`` comes
+        about every ``GENTLE_SECONDS`` (at most ``success_window × SLOW_STEPS`` successes):
+        the limit is about there. Past it, with still no 429, the limit was learnt too low
+        (the server's budget was shared, or the client asked for less than it allowed): a
+        step every ``success_window`` successes, each twice the last, up to ``increase``.
         """
         self._streak = 0
         self._slow_streak += 1
