@@ -11,6 +11,9 @@ ways of answering a 429 are compared over the same virtual minutes:
   granted; only the refused request waits its Retry-After (it is retried later and costs
   the others nothing).
 
+- ``learnt_low``: as ``learn``, after a first 429 that came while the client asked for only
+  10 requests/s (so the limit it learnt is a quarter of the server's).
+
 Prints one JSON object per way: granted requests/s, efficiency (granted / server rate),
 share of 429s, pauses and paused seconds.
 Usage: ``python scripts/bench_limiter.py [--seconds 300]``.
@@ -49,6 +52,13 @@ class _Clock:
 async def _run(way: str, seconds: float) -> dict[str, object]:
     t = _Clock()
     lim = RateLimiter(CLIENT_RATE, CLIENT_BURST, clock=t.clock, sleep=t.sleep)
+    if way == "learnt_low":
+        # The first 429 came while the client itself asked for 10 requests/s (the rest of
+        # the server's budget went to other requests): the limit it learns is far too low.
+        for _ in range(50):
+            t.now += 0.1
+            lim.on_success()
+        lim.on_rate_limited(1.0)
     tokens, last = SERVER_BURST, t.now
     granted = refused = 0
     start = t.now
@@ -62,7 +72,7 @@ async def _run(way: str, seconds: float) -> dict[str, object]:
             lim.on_success()
         else:
             refused += 1
-            if way == "learn":
+            if way != "pause_all":
                 lim.on_rate_limited(1.0)
             else:
                 lim.on_throttle(1.0)
@@ -85,7 +95,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, default=300.0, help="virtual seconds per way")
     args = parser.parse_args()
-    for way in ("pause_all", "learn"):
+    for way in ("pause_all", "learn", "learnt_low"):
         sys.stdout.write(json.dumps(asyncio.run(_run(way, args.seconds))) + "\n")
 
 

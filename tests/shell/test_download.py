@@ -176,3 +176,25 @@ async def test_a_body_past_the_memory_bound_is_streamed_to_the_file(
         with pytest.raises(AssetTooLargeError):
             await cdn.download(CDN, tmp_path / "huge.bin")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]  # no part file left
+
+
+async def test_a_429_waits_its_retry_after_and_pauses_no_other_download(tmp_path: Path) -> None:
+    """The refused download sleeps its Retry-After; the limiter sets no shared pause."""
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    answers = iter([429, 200])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if next(answers) == 429:
+            return httpx.Response(429, headers={"retry-after": "3"})
+        return httpx.Response(200, content=b"ok")
+
+    async with CdnDownloader(transport=httpx.MockTransport(handler), sleep=record) as cdn:
+        got = await cdn.download(CDN, tmp_path / "0.bin")
+        snap = cdn.limiter.snapshot()
+    assert got.path.read_bytes() == b"ok"
+    assert 3.0 in waits
+    assert snap.throttles == 1 and snap.pauses == 0 and cdn.limiter.pause_remaining() == 0.0

@@ -200,14 +200,13 @@ class _ServerBucket:
         return False
 
 
-async def test_429_learns_the_server_limit_without_pausing_everyone() -> None:
-    """Against a 40/s server the limiter at 80/s settles near 40/s, with few 429s, no pause."""
-    t = StepTime()
-    lim = _limiter(t, rate=80.0, burst=20, increase=8.0)
-    server = _ServerBucket(t, rate=40.0, burst=20)
+async def _against(
+    server: _ServerBucket, lim: RateLimiter, t: StepTime, seconds: float
+) -> tuple[int, int]:
+    """Send as fast as the limiter allows for ``seconds``: (granted, refused)."""
     start = t.now
     granted = refused = 0
-    while t.now - start < 120.0:
+    while t.now - start < seconds:
         await lim.acquire()
         if server.take():
             granted += 1
@@ -216,11 +215,40 @@ async def test_429_learns_the_server_limit_without_pausing_everyone() -> None:
             refused += 1
             # The refused request waits its Retry-After on its own; the others go on.
             assert lim.on_rate_limited(1.0) == 1.0
+    return granted, refused
+
+
+async def test_429_learns_the_server_limit_without_pausing_everyone() -> None:
+    """Against a 40/s server the limiter at 80/s settles near 40/s, with few 429s, no pause."""
+    t = StepTime()
+    lim = _limiter(t, rate=80.0, burst=20, increase=8.0)
+    server = _ServerBucket(t, rate=40.0, burst=20)
+    start = t.now
+    granted, refused = await _against(server, lim, t, 120.0)
     snap = lim.snapshot()
     assert snap.pauses == 0 and snap.paused_seconds == 0.0
     assert granted / (t.now - start) >= 0.9 * 40.0
     assert refused / (granted + refused) <= 0.02
     assert lim.learnt is not None and 30.0 <= lim.learnt <= 42.0
+
+
+async def test_a_limit_learnt_too_low_is_left_within_seconds() -> None:
+    """A 429 while the client asked for 10/s teaches 9.5/s; against a 40/s server the probe
+    steps double once past it, so within 20 s the limiter runs near 40/s with few 429s."""
+    t = StepTime()
+    lim = _limiter(t, rate=80.0, burst=20, increase=8.0)
+    for _ in range(50):  # the client itself asked for only 10 requests/s
+        t.now += 0.1
+        lim.on_success()
+    lim.on_rate_limited(1.0)  # the server's budget was spent elsewhere at that moment
+    assert lim.learnt == pytest.approx(9.5, rel=0.05)
+    server = _ServerBucket(t, rate=40.0, burst=20)
+    early = await _against(server, lim, t, 20.0)
+    begun = t.now
+    granted, refused = await _against(server, lim, t, 40.0)
+    assert granted / (t.now - begun) >= 0.9 * 40.0
+    assert (refused + early[1]) / (granted + refused + sum(early)) <= 0.02
+    assert lim.snapshot().pauses == 0
 
 
 async def test_429s_in_a_row_without_success_pause_everyone() -> None:

@@ -79,7 +79,7 @@ async def test_nested_and_parallel_virtual_clocks_finish() -> None:
 
 
 async def test_cdn_downloads_wait_on_the_run_clock(tmp_path: Path) -> None:
-    """open_assets paces the CDN with the sleep and clock it is given (a 429's 30 s pause)."""
+    """open_assets paces the CDN with the sleep and clock it is given (a 429's 30 s wait)."""
     answers = iter([httpx.Response(429, headers={"retry-after": "30"})])
 
     def cdn(request: httpx.Request) -> httpx.Response:
@@ -105,5 +105,5 @@ async def test_cdn_downloads_wait_on_the_run_clock(tmp_path: Path) -> None:
             dest = tmp_path / "staged.bin"
             got = await session.downloader.download("https://cdn.test/a/r.md?Expires=9", dest)
     assert got.path.read_bytes() == b"report body"
-    # The pause (0.5 s backoff, then the rest of Retry-After) passed on the injected clock.
-    assert t.sleeps == [0.5, 29.5] and t.now - start == 30.0
+    # The refused download's wait (its Retry-After) passed on the injected clock.
+    assert t.sleeps == [30.0] and t.now - start == 30.0

@@ -203,9 +203,12 @@ class CdnDownloader:
             except AssetDownloadError as exc:
                 if not exc.transient or attempt == self.attempts:
                     raise
+                wait = 0.5 * 2 ** (attempt - 1)
                 if exc.status == 429:
-                    self.limiter.on_throttle(exc.retry_after)
-                await self._sleep(0.5 * 2 ** (attempt - 1))
+                    # Only this download waits (its Retry-After); the others go on at the
+                    # rate the limiter learnt from the CDN's grants.
+                    wait = self.limiter.on_rate_limited(exc.retry_after)
+                await self._sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _fetch_once(self, url: str, dest: Path) -> Downloaded:

@@ -16,9 +16,13 @@ so tests drive the limiter in zero time and assert exact waits.
 A 429 is answered by :meth:`RateLimiter.on_rate_limited` instead (issue 14): it does not
 pause everyone. The limiter *learns* the server's limit from the successes it saw in the last
 ``learn_window`` seconds — the rate the server actually granted — and continues just below
-it; the refused request alone waits its ``Retry-After``. One cut per episode; above the learnt
-limit the rate is raised only a small step per ``success_window × SLOW_STEPS`` successes, so
-probing costs a 429 now and then, not every few seconds. Only when 429s keep coming with no
+it; the refused request alone waits its ``Retry-After``. One cut per episode; just above the
+learnt limit the rate is raised a small step (``increase / SLOW_STEPS``) about every
+``GENTLE_SECONDS``, so probing costs a 429 now and then, not every few seconds. Once the rate
+is ``BEYOND_LEARNT`` × the learnt limit with no 429, that limit was learnt too low (the
+server's budget was spent on other requests, or the client asked for less than it allowed):
+the steps double every ``success_window`` successes, up to ``increase``, so the limiter finds
+the real limit within seconds instead of minutes. Only when 429s keep coming with no
 success in between (``PAUSE_AFTER`` in a row) does it fall back to pausing every worker.
 Without ``Retry-After`` the refused request backs off ``backoff_initial × 2^(n-1)``.
 
@@ -46,6 +50,9 @@ Sleep = Callable[[float], Awaitable[None]]
 # 429s in a row without a success pause every worker like a challenge does.
 LEARN_MARGIN = 0.95
 PAUSE_AFTER = 8
+# Probing steps double once the rate passed BEYOND_LEARNT × the learnt limit without a 429.
+BEYOND_LEARNT = 1.1
+GENTLE_SECONDS = 4.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -114,6 +121,7 @@ class RateLimiter:
         self._episode_until = float("-inf")
         self._refused_in_row = 0
         self._slow_streak = 0
+        self._probe_step = self._increase / SLOW_STEPS
 
     @property
     def rate(self) -> float:
@@ -187,14 +195,7 @@ class RateLimiter:
             granted.popleft()
         self._streak += 1
         if self._learnt is not None and self._rate >= self._learnt:
-            # At or above the learnt limit: probe upwards a small step per long run.
-            self._slow_streak += 1
-            self._streak = 0
-            if self._slow_streak >= self._success_window * SLOW_STEPS:
-                self._refill(now)
-                self._rate = min(self._ceiling, self._rate + self._increase / SLOW_STEPS)
-                self._raises += 1
-                self._slow_streak = 0
+            self._probe(now)
             return
         if self._streak >= self._success_window and self._rate < self._ceiling:
             self._refill(self._clock())
@@ -208,6 +209,33 @@ class RateLimiter:
             self._rate = min(self._ceiling, self._rate + step)
             self._raises += 1
             self._streak = 0
+
+    def _probe(self, now: float) -> None:
+        """Above the learnt limit: small steps near it, doubling ones well past it.
+
+        Up to ``BEYOND_LEARNT`` × the learnt limit a step of ``increase / SLOW_STEPS`` comes
+        about every ``GENTLE_SECONDS`` (at most ``success_window × SLOW_STEPS`` successes):
+        the limit is about there. Past it, with still no 429, the limit was learnt too low
+        (the server's budget was shared, or the client asked for less than it allowed): a
+        step every ``success_window`` successes, each twice the last, up to ``increase``.
+        """
+        self._streak = 0
+        self._slow_streak += 1
+        beyond = self._learnt is not None and self._rate > self._learnt * BEYOND_LEARNT
+        needed = self._success_window
+        if not beyond:  # about one step per GENTLE_SECONDS, however low the learnt rate
+            needed = max(needed, min(needed * SLOW_STEPS, round(self._rate * GENTLE_SECONDS)))
+        if self._slow_streak < needed:
+            return
+        self._slow_streak = 0
+        if self._rate >= self._ceiling:
+            return
+        self._refill(now)
+        self._rate = min(self._ceiling, self._rate + self._probe_step)
+        if beyond:
+            # Well past the limit learnt, and still granted: that limit was too low.
+            self._probe_step = min(self._increase, self._probe_step * 2)
+        self._raises += 1
 
     def on_throttle(self, retry_after: float | None = None) -> float:
         """Cut the rate and pause every waiter; returns the seconds until the pause ends.
@@ -283,6 +311,7 @@ class RateLimiter:
             self._throttled_at = self._rate
             self._rate = max(self._floor, min(self._ceiling, target))
             self._learnt = self._rate
+            self._probe_step = self._increase / SLOW_STEPS
             self._tokens = 0.0
             self._last = now
             self._episode_until = now + max(1.0, 2.0 / self._rate)
