@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import cast
@@ -94,7 +95,7 @@ class Run:
         self.on_plan = on_plan or (lambda _summary: None)
         self._offload = offload
         self._fatal: BaseException | None = None
-        self._decisions: list[str] = []
+        self._decisions: Counter[str] = Counter()  # decision -> threads listed with it
         self.listed_ids: set[str] = set()
         # True once the listing was read to its end or to a legitimate early stop: only
         # then may the next run's early stop trust this run (issue 13).
@@ -109,43 +110,39 @@ class Run:
             return row.thread_id
         return row.key
 
-    async def _plan(self) -> list[ListingRow]:
-        """List (newest first, with the early stop) and keep only the threads to fetch."""
+    async def _produce(self, send: ObjectSendStream[ListingRow]) -> None:
+        """List (newest first, with the early stop) and send each thread to fetch on at once.
+
+        Nothing holds the listing: a row to fetch goes into the bounded stream as soon as it is
+        decided (the listing waits while the workers are busy), the others are only counted.
+        """
         stop = planning.EarlyStop(0 if self.options.full else self.options.early_stop)
-        to_fetch: list[ListingRow] = []
-        async for row in self.lister():
-            self.summary.listed += 1
-            self.listed_ids.update((row.thread_id, row.key))
-            stored = self.store.stored_state(self._stored_key(row))
-            decision = planning.decide(row, stored, force=self.options.force)
-            self._decisions.append(decision)
-            if decision == planning.UNCHANGED:
-                self.summary.unchanged += 1
-            elif decision == planning.TERMINAL:
-                self.summary.terminal += 1
-            elif self.options.limit is None or len(to_fetch) < self.options.limit:
-                to_fetch.append(row)
-            if stop.observe(decision):
-                log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+        async with send:
+            async for row in self.lister():
+                self.summary.listed += 1
+                self.listed_ids.update((row.thread_id, row.key))
+                stored = self.store.stored_state(self._stored_key(row))
+                decision = planning.decide(row, stored, force=self.options.force)
+                self._decisions[decision] += 1
+                if decision == planning.UNCHANGED:
+                    self.summary.unchanged += 1
+                elif decision == planning.TERMINAL:
+                    self.summary.terminal += 1
+                elif self.options.limit is None or self.summary.to_fetch < self.options.limit:
+                    self.summary.to_fetch += 1
+                    if not self.options.dry_run:
+                        await send.send(row)
+                if stop.observe(decision):
+                    log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+                    self.listing_finished = True
+                    break
+                if self.options.limit is not None and self.summary.to_fetch >= self.options.limit:
+                    break
+            else:
                 self.listing_finished = True
-                break
-            if self.options.limit is not None and len(to_fetch) >= self.options.limit:
-                break
-        else:
-            self.listing_finished = True
-        self.summary.plan = dict(planning.Plan.of(self._decisions).counts)
-        self.summary.to_fetch = len(to_fetch)
+        self.summary.plan = dict(planning.Plan.of(self._decisions.elements()).counts)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
         self.on_plan(self.summary)
-        return to_fetch
-
-    async def _produce(self, send: ObjectSendStream[ListingRow]) -> None:
-        async with send:
-            rows = await self._plan()
-            if self.options.dry_run:
-                return
-            for row in rows:
-                await send.send(row)
 
     # -- fetch workers ---------------------------------------------------------------------
     async def _work(
