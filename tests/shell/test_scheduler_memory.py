@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -11,6 +12,7 @@ import orjson
 
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.runner import _options
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from tests.core import builders as b
 
@@ -34,9 +36,9 @@ class _Api:
         return orjson.loads(body), body
 
 
-def _run(out: Path, options: RunOptions) -> tuple[RunSummary, int]:
+def _run(out: Path, options: RunOptions) -> tuple[RunSummary, int, set[str]]:
     """Run over a listing of THREADS new threads; return the summary and the largest number
-    of threads listed but not yet through the writer at any moment."""
+    of threads listed but not yet through the writer at any moment, and the listed ids kept."""
     most = 0
     run: Run | None = None
 
@@ -54,21 +56,33 @@ def _run(out: Path, options: RunOptions) -> tuple[RunSummary, int]:
             run = Run(_Api(), archive, lister, options, handle_signals=False)
             return await run.execute()
 
-    return anyio.run(job), most
+    summary = anyio.run(job)
+    assert run is not None
+    return summary, most, run.listed_ids
 
 
 def test_the_listing_streams_into_the_workers(tmp_path: Path) -> None:
-    summary, most = _run(tmp_path, RunOptions(concurrency=CONCURRENCY))
+    summary, most, listed_ids = _run(tmp_path, RunOptions(concurrency=CONCURRENCY))
     assert (summary.listed, summary.to_fetch, summary.archived) == (THREADS,) * 3
     assert summary.plan["new"] == THREADS
     assert most <= BOUND  # a plan kept whole before sending would reach THREADS
+    assert listed_ids == set()  # kept only for the deletion check
 
 
 def test_a_dry_run_plans_the_whole_listing_and_fetches_nothing(tmp_path: Path) -> None:
-    summary, _most = _run(tmp_path, RunOptions(concurrency=CONCURRENCY, dry_run=True))
+    options = RunOptions(concurrency=CONCURRENCY, dry_run=True, keep_listed_ids=True)
+    summary, _most, listed_ids = _run(tmp_path, options)
     assert (summary.listed, summary.to_fetch, summary.archived) == (THREADS, THREADS, 0)
+    assert listed_ids == {_uuid(n) for n in range(THREADS)}
 
 
 def test_the_limit_counts_threads_to_fetch(tmp_path: Path) -> None:
-    summary, _most = _run(tmp_path, RunOptions(concurrency=CONCURRENCY, limit=5))
+    summary, _most, _ids = _run(tmp_path, RunOptions(concurrency=CONCURRENCY, limit=5))
     assert (summary.to_fetch, summary.archived, summary.listed) == (5, 5, 5)
+
+
+def test_sync_check_deleted_keeps_the_listed_ids() -> None:
+    settings: Any = SimpleNamespace(early_stop=50, concurrency=4, page_limit=100, lang="en")
+    asked = _options(settings, "sync", SimpleNamespace(check_deleted=True), "me")
+    plain = _options(settings, "sync", SimpleNamespace(check_deleted=False), "me")
+    assert (asked.keep_listed_ids, asked.full, plain.keep_listed_ids) == (True, True, False)

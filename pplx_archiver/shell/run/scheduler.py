@@ -120,7 +120,8 @@ class Run:
         async with send:
             async for row in self.lister():
                 self.summary.listed += 1
-                self.listed_ids.update((row.thread_id, row.key))
+                if self.options.keep_listed_ids:
+                    self.listed_ids.update((row.thread_id, row.key))
                 stored = self.store.stored_state(self._stored_key(row))
                 decision = planning.decide(row, stored, force=self.options.force)
                 self._decisions[decision] += 1
