@@ -14,6 +14,7 @@ from pplx_archiver.core.model import ListingRow
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.run.runner import _options
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
+from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
 from tests.core import builders as b
 
 THREADS = 120
@@ -36,7 +37,9 @@ class _Api:
         return orjson.loads(body), body
 
 
-def _run(out: Path, options: RunOptions) -> tuple[RunSummary, int, set[str]]:
+def _run(
+    out: Path, options: RunOptions, threads: int = THREADS, offload: Any = None
+) -> tuple[RunSummary, int, set[str]]:
     """Run over a listing of THREADS new threads; return the summary and the largest number
     of threads listed but not yet through the writer at any moment, and the listed ids kept."""
     most = 0
@@ -44,7 +47,7 @@ def _run(out: Path, options: RunOptions) -> tuple[RunSummary, int, set[str]]:
 
     async def lister() -> Any:
         nonlocal most
-        for n in range(THREADS):
+        for n in range(threads):
             assert run is not None
             most = max(most, n - run.summary.done)
             yield ListingRow(thread_id=_uuid(n), title=f"T{n}", slug=_uuid(n), uuid=_uuid(n),
@@ -53,7 +56,7 @@ def _run(out: Path, options: RunOptions) -> tuple[RunSummary, int, set[str]]:
     async def job() -> RunSummary:
         nonlocal run
         with Archive(out) as archive:
-            run = Run(_Api(), archive, lister, options, handle_signals=False)
+            run = Run(_Api(), archive, lister, options, handle_signals=False, offload=offload)
             return await run.execute()
 
     summary = anyio.run(job)
@@ -86,3 +89,15 @@ def test_sync_check_deleted_keeps_the_listed_ids() -> None:
     asked = _options(settings, "sync", SimpleNamespace(check_deleted=True), "me")
     plain = _options(settings, "sync", SimpleNamespace(check_deleted=False), "me")
     assert (asked.keep_listed_ids, asked.full, plain.keep_listed_ids) == (True, True, False)
+
+
+def test_the_writer_process_is_decided_on_the_final_plan_or_a_large_one(tmp_path: Path) -> None:
+    """The listing streams, so a large run decides before its listing ends (auto: 150)."""
+    asked: list[int] = []
+    summary, _most, _ids = _run(tmp_path / "small", RunOptions(concurrency=CONCURRENCY),
+                                offload=lambda n: asked.append(n))  # fmt: skip
+    assert asked == [THREADS] and summary.archived == THREADS  # below 150: the final plan
+    asked.clear()
+    _run(tmp_path / "large", RunOptions(concurrency=CONCURRENCY), threads=200,
+         offload=lambda n: asked.append(n))  # fmt: skip
+    assert len(asked) == 1 and OFFLOAD_MIN_THREADS <= asked[0] < 200

@@ -46,6 +46,7 @@ from pplx_archiver.shell.run.run_types import (
     RunSummary,
     Store,
 )
+from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
 
 __all__ = ["Run", "RunOptions", "RunSummary", "Store"]
 
@@ -100,6 +101,7 @@ class Run:
         # True once the listing was read to its end or to a legitimate early stop: only
         # then may the next run's early stop trust this run (issue 13).
         self.listing_finished = False
+        self._planned = False  # the listing has ended: summary.to_fetch is final
 
     # -- listing ---------------------------------------------------------------------------
     def _stored_key(self, row: ListingRow) -> str:
@@ -141,6 +143,7 @@ class Run:
                     break
             else:
                 self.listing_finished = True
+        self._planned = True
         self.summary.plan = dict(planning.Plan.of(self._decisions.elements()).counts)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
         self.on_plan(self.summary)
@@ -185,7 +188,10 @@ class Run:
         async with outcomes:
             async for outcome in outcomes:
                 with anyio.CancelScope(shield=True):
-                    if self._offload is not None:  # the plan is known once a thread is fetched
+                    # Decided once the plan is known or already large enough (the listing
+                    # streams: its end may come late in a large run).
+                    planned = self._planned or self.summary.to_fetch >= OFFLOAD_MIN_THREADS
+                    if self._offload is not None and planned:
                         await self._start_offload(self._offload)
                     await anyio.to_thread.run_sync(self._apply, outcome)
                     due = time.monotonic() - last_flush >= GROUP_COMMIT_SECONDS
@@ -198,6 +204,7 @@ class Run:
     async def _start_offload(self, offload: Offload) -> None:
         """Hand the writing to another process when the run is large enough to pay for it."""
         self._offload = None
+        await anyio.to_thread.run_sync(self.store.flush_done)  # what was written here first
         store = await anyio.to_thread.run_sync(offload, self.summary.to_fetch)
         if store is not None:
             self.store = store
