@@ -61,6 +61,9 @@ def _register() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    from pplx_archiver.shell.run.allocator import tune_allocator
+
+    tune_allocator()  # before any worker thread: large buffers stay out of the heap arenas
     _register()
     app(prog_name="pplx-export")
     sys.exit(0)

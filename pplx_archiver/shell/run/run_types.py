@@ -27,6 +27,8 @@ class RunOptions:
     dry_run: bool = False
     force: bool = False
     full: bool = False
+    # Keep the id of every listed thread in Run.listed_ids (only the deletion check needs them).
+    keep_listed_ids: bool = False
     early_stop: int = 50
     concurrency: int = 4
     page_limit: int = 100

@@ -58,6 +58,7 @@ def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOp
         dry_run=bool(getattr(opts, "dry_run", False)),
         force=bool(getattr(opts, "force", False)),
         full=bool(getattr(opts, "full", False) or getattr(opts, "check_deleted", False)),
+        keep_listed_ids=bool(getattr(opts, "check_deleted", False)),
         early_stop=settings.early_stop,
         concurrency=settings.concurrency,
         page_limit=settings.page_limit,

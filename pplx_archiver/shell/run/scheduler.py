@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import cast
@@ -45,6 +46,7 @@ from pplx_archiver.shell.run.run_types import (
     RunSummary,
     Store,
 )
+from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
 
 __all__ = ["Run", "RunOptions", "RunSummary", "Store"]
 
@@ -94,11 +96,12 @@ class Run:
         self.on_plan = on_plan or (lambda _summary: None)
         self._offload = offload
         self._fatal: BaseException | None = None
-        self._decisions: list[str] = []
+        self._decisions: Counter[str] = Counter()  # decision -> threads listed with it
         self.listed_ids: set[str] = set()
         # True once the listing was read to its end or to a legitimate early stop: only
         # then may the next run's early stop trust this run (issue 13).
         self.listing_finished = False
+        self._planned = False  # the listing has ended: summary.to_fetch is final
 
     # -- listing ---------------------------------------------------------------------------
     def _stored_key(self, row: ListingRow) -> str:
@@ -109,43 +112,41 @@ class Run:
             return row.thread_id
         return row.key
 
-    async def _plan(self) -> list[ListingRow]:
-        """List (newest first, with the early stop) and keep only the threads to fetch."""
+    async def _produce(self, send: ObjectSendStream[ListingRow]) -> None:
+        """List (newest first, with the early stop) and send each thread to fetch on at once.
+
+        Nothing holds the listing: a row to fetch goes into the bounded stream as soon as it is
+        decided (the listing waits while the workers are busy), the others are only counted.
+        """
         stop = planning.EarlyStop(0 if self.options.full else self.options.early_stop)
-        to_fetch: list[ListingRow] = []
-        async for row in self.lister():
-            self.summary.listed += 1
-            self.listed_ids.update((row.thread_id, row.key))
-            stored = self.store.stored_state(self._stored_key(row))
-            decision = planning.decide(row, stored, force=self.options.force)
-            self._decisions.append(decision)
-            if decision == planning.UNCHANGED:
-                self.summary.unchanged += 1
-            elif decision == planning.TERMINAL:
-                self.summary.terminal += 1
-            elif self.options.limit is None or len(to_fetch) < self.options.limit:
-                to_fetch.append(row)
-            if stop.observe(decision):
-                log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+        async with send:
+            async for row in self.lister():
+                self.summary.listed += 1
+                if self.options.keep_listed_ids:
+                    self.listed_ids.update((row.thread_id, row.key))
+                stored = self.store.stored_state(self._stored_key(row))
+                decision = planning.decide(row, stored, force=self.options.force)
+                self._decisions[decision] += 1
+                if decision == planning.UNCHANGED:
+                    self.summary.unchanged += 1
+                elif decision == planning.TERMINAL:
+                    self.summary.terminal += 1
+                elif self.options.limit is None or self.summary.to_fetch < self.options.limit:
+                    self.summary.to_fetch += 1
+                    if not self.options.dry_run:
+                        await send.send(row)
+                if stop.observe(decision):
+                    log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+                    self.listing_finished = True
+                    break
+                if self.options.limit is not None and self.summary.to_fetch >= self.options.limit:
+                    break
+            else:
                 self.listing_finished = True
-                break
-            if self.options.limit is not None and len(to_fetch) >= self.options.limit:
-                break
-        else:
-            self.listing_finished = True
-        self.summary.plan = dict(planning.Plan.of(self._decisions).counts)
-        self.summary.to_fetch = len(to_fetch)
+        self._planned = True
+        self.summary.plan = dict(planning.Plan.of(self._decisions.elements()).counts)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
         self.on_plan(self.summary)
-        return to_fetch
-
-    async def _produce(self, send: ObjectSendStream[ListingRow]) -> None:
-        async with send:
-            rows = await self._plan()
-            if self.options.dry_run:
-                return
-            for row in rows:
-                await send.send(row)
 
     # -- fetch workers ---------------------------------------------------------------------
     async def _work(
@@ -187,7 +188,10 @@ class Run:
         async with outcomes:
             async for outcome in outcomes:
                 with anyio.CancelScope(shield=True):
-                    if self._offload is not None:  # the plan is known once a thread is fetched
+                    # Decided once the plan is known or already large enough (the listing
+                    # streams: its end may come late in a large run).
+                    planned = self._planned or self.summary.to_fetch >= OFFLOAD_MIN_THREADS
+                    if self._offload is not None and planned:
                         await self._start_offload(self._offload)
                     await anyio.to_thread.run_sync(self._apply, outcome)
                     due = time.monotonic() - last_flush >= GROUP_COMMIT_SECONDS
@@ -200,6 +204,7 @@ class Run:
     async def _start_offload(self, offload: Offload) -> None:
         """Hand the writing to another process when the run is large enough to pay for it."""
         self._offload = None
+        await anyio.to_thread.run_sync(self.store.flush_done)  # what was written here first
         store = await anyio.to_thread.run_sync(offload, self.summary.to_fetch)
         if store is not None:
             self.store = store

@@ -1,0 +1,103 @@
+"""The run holds a bounded number of listed threads, whatever the listing's length (#14)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import orjson
+
+from pplx_archiver.core.model import ListingRow
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.runner import _options
+from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
+from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
+from tests.core import builders as b
+
+THREADS = 120
+CONCURRENCY = 2
+# Rows and outcomes in the two streams (2 × concurrency each), one per worker, one in the
+# writer and the one the listing is sending.
+BOUND = 2 * CONCURRENCY + CONCURRENCY + 2 * CONCURRENCY + 2
+
+
+def _uuid(n: int) -> str:
+    return str(uuid.UUID(int=n + 1))
+
+
+class _Api:
+    """Answers every ``GET /rest/thread/<uuid>`` with a one-entry page."""
+
+    async def get_json(self, path: str, params: Any = None) -> tuple[Any, bytes]:
+        uid = path.rsplit("/", 1)[1]
+        body = orjson.dumps(b.page([b.entry(uid, 1, text=[b.final_step("A.")])]))
+        return orjson.loads(body), body
+
+
+def _run(
+    out: Path, options: RunOptions, threads: int = THREADS, offload: Any = None
+) -> tuple[RunSummary, int, set[str]]:
+    """Run over a listing of THREADS new threads; return the summary and the largest number
+    of threads listed but not yet through the writer at any moment, and the listed ids kept."""
+    most = 0
+    run: Run | None = None
+
+    async def lister() -> Any:
+        nonlocal most
+        for n in range(threads):
+            assert run is not None
+            most = max(most, n - run.summary.done)
+            yield ListingRow(thread_id=_uuid(n), title=f"T{n}", slug=_uuid(n), uuid=_uuid(n),
+                             updated_at=b.ts(n % 60))  # fmt: skip
+
+    async def job() -> RunSummary:
+        nonlocal run
+        with Archive(out) as archive:
+            run = Run(_Api(), archive, lister, options, handle_signals=False, offload=offload)
+            return await run.execute()
+
+    summary = anyio.run(job)
+    assert run is not None
+    return summary, most, run.listed_ids
+
+
+def test_the_listing_streams_into_the_workers(tmp_path: Path) -> None:
+    summary, most, listed_ids = _run(tmp_path, RunOptions(concurrency=CONCURRENCY))
+    assert (summary.listed, summary.to_fetch, summary.archived) == (THREADS,) * 3
+    assert summary.plan["new"] == THREADS
+    assert most <= BOUND  # a plan kept whole before sending would reach THREADS
+    assert listed_ids == set()  # kept only for the deletion check
+
+
+def test_a_dry_run_plans_the_whole_listing_and_fetches_nothing(tmp_path: Path) -> None:
+    options = RunOptions(concurrency=CONCURRENCY, dry_run=True, keep_listed_ids=True)
+    summary, _most, listed_ids = _run(tmp_path, options)
+    assert (summary.listed, summary.to_fetch, summary.archived) == (THREADS, THREADS, 0)
+    assert listed_ids == {_uuid(n) for n in range(THREADS)}
+
+
+def test_the_limit_counts_threads_to_fetch(tmp_path: Path) -> None:
+    summary, _most, _ids = _run(tmp_path, RunOptions(concurrency=CONCURRENCY, limit=5))
+    assert (summary.to_fetch, summary.archived, summary.listed) == (5, 5, 5)
+
+
+def test_sync_check_deleted_keeps_the_listed_ids() -> None:
+    settings: Any = SimpleNamespace(early_stop=50, concurrency=4, page_limit=100, lang="en")
+    asked = _options(settings, "sync", SimpleNamespace(check_deleted=True), "me")
+    plain = _options(settings, "sync", SimpleNamespace(check_deleted=False), "me")
+    assert (asked.keep_listed_ids, asked.full, plain.keep_listed_ids) == (True, True, False)
+
+
+def test_the_writer_process_is_decided_on_the_final_plan_or_a_large_one(tmp_path: Path) -> None:
+    """The listing streams, so a large run decides before its listing ends (auto: 150)."""
+    asked: list[int] = []
+    summary, _most, _ids = _run(tmp_path / "small", RunOptions(concurrency=CONCURRENCY),
+                                offload=lambda n: asked.append(n))  # fmt: skip
+    assert asked == [THREADS] and summary.archived == THREADS  # below 150: the final plan
+    asked.clear()
+    _run(tmp_path / "large", RunOptions(concurrency=CONCURRENCY), threads=200,
+         offload=lambda n: asked.append(n))  # fmt: skip
+    assert len(asked) == 1 and OFFLOAD_MIN_THREADS <= asked[0] < 200
