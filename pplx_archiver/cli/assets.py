@@ -33,7 +33,7 @@ async def _run(settings: Settings, online: bool, limit: int | None) -> BackfillS
 
         async with (
             open_session(settings) as (client, _info),
-            open_assets(settings, client, archive) as session,
+            open_assets(settings, client, archive, shared=client.budget()) as session,
         ):
             return await backfill(archive, session, lang=settings.lang, limit=limit)
 

@@ -198,3 +198,30 @@ async def test_a_429_waits_its_retry_after_and_pauses_no_other_download(tmp_path
     assert got.path.read_bytes() == b"ok"
     assert 3.0 in waits
     assert snap.throttles == 1 and snap.pauses == 0 and cdn.limiter.pause_remaining() == 0.0
+
+
+async def test_downloads_from_the_api_origin_share_its_budget(tmp_path: Path) -> None:
+    """A file served by the API's own server passes the API's limiter too (one server, one
+    budget: its 429 cuts that limiter); a file on another host passes the CDN's only."""
+    from pplx_archiver.shell.net.download import OriginBudget
+    from pplx_archiver.shell.net.ratelimit import RateLimiter
+
+    refuse = {"https://www.perplexity.ai/__cdn/a.png?Signature=x": 1}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        url = str(request.url)
+        if refuse.get(url):
+            refuse[url] -= 1
+            return httpx.Response(429, headers={"retry-after": "0"})
+        return httpx.Response(200, content=b"png")
+
+    api = RateLimiter(10.0, 5)
+    shared = OriginBudget.of("HTTPS://www.perplexity.ai", api)
+    async with _downloader(httpx.MockTransport(handler), shared=shared) as cdn:
+        await cdn.download("https://www.perplexity.ai/__cdn/a.png?Signature=x", tmp_path / "a")
+        assert api.snapshot().acquired == 2 and api.snapshot().throttles == 1
+        await cdn.download(CDN, tmp_path / "b")
+        assert api.snapshot().acquired == 2  # another origin: the CDN's budget only
+        assert cdn.limiter.snapshot().acquired == 3
+    assert not shared.covers("https://www.perplexity.ai:8443/x")
+    assert not shared.covers("http://www.perplexity.ai/x")

@@ -233,15 +233,19 @@ async def test_429_learns_the_server_limit_without_pausing_everyone() -> None:
 
 
 async def test_a_limit_learnt_too_low_is_left_within_seconds() -> None:
-    """A 429 while the client asked for 10/s teaches 9.5/s; against a 40/s server the probe
-    steps double once past it, so within 20 s the limiter runs near 40/s with few 429s."""
+    """A 429 while the server granted 20/s of a 40/s allowance teaches 19/s; against a 40/s
+    server the probe steps double once past it, so within 20 s the limiter runs near 40/s
+    with few 429s."""
     t = StepTime()
     lim = _limiter(t, rate=80.0, burst=20, increase=8.0)
-    for _ in range(50):  # the client itself asked for only 10 requests/s
-        t.now += 0.1
+    lim.on_rate_limited(1.0)  # no successes yet: the rate is halved
+    assert lim.rate == 40.0
+    t.now += 2.0
+    for _ in range(100):  # the server's budget went elsewhere: it granted 20 requests/s
+        t.now += 0.05
         lim.on_success()
-    lim.on_rate_limited(1.0)  # the server's budget was spent elsewhere at that moment
-    assert lim.learnt == pytest.approx(9.5, rel=0.05)
+    lim.on_rate_limited(1.0)
+    assert lim.learnt == pytest.approx(19.0, rel=0.05)
     server = _ServerBucket(t, rate=40.0, burst=20)
     early = await _against(server, lim, t, 20.0)
     begun = t.now
@@ -249,6 +253,46 @@ async def test_a_limit_learnt_too_low_is_left_within_seconds() -> None:
     assert granted / (t.now - begun) >= 0.9 * 40.0
     assert (refused + early[1]) / (granted + refused + sum(early)) <= 0.02
     assert lim.snapshot().pauses == 0
+
+
+async def test_a_429_when_the_client_was_the_bound_cuts_to_twice_its_pace() -> None:
+    """The client asked for 10/s of its 80/s (a burst of it was refused): its pace is no
+    measure of the server's limit, so the rate is cut to twice that pace (at most half the
+    rate), not to 9.5/s; from then on the bucket saves up a tenth of a second of the rate
+    (at least two tokens), not the burst of 20."""
+    t = StepTime()
+    lim = _limiter(t, rate=80.0, burst=20, increase=8.0)
+    for _ in range(50):
+        t.now += 0.1
+        lim.on_success()
+    lim.on_rate_limited(1.0)
+    assert lim.learnt == pytest.approx(20.0, rel=0.05)
+    t.now += 60.0  # a long idle time refills the bucket up to its burst only
+    start = t.now
+    for _ in range(3):
+        await lim.acquire()
+    assert t.now - start == pytest.approx(1.0 / lim.rate)  # 2 saved up (20 before the 429)
+
+
+async def test_probing_steps_follow_the_learnt_limit_not_a_huge_ceiling() -> None:
+    """With a ceiling of 100,000/s (no limit configured) a 40/s server's limit is probed in
+    steps of about 1/s, not in steps of an eighth of the tenth of the ceiling."""
+    t = StepTime()
+    lim = _limiter(t, rate=100_000.0, burst=1000)
+    server = _ServerBucket(t, rate=40.0, burst=20)
+    granted = refused = 0
+    end = t.now + 60.0
+    while t.now < end:
+        await lim.acquire()
+        if server.take():
+            granted += 1
+            lim.on_success()
+        else:
+            refused += 1
+            lim.on_rate_limited(1.0)  # only this request waits; the others go on
+    assert lim.rate < 60.0
+    assert refused / (granted + refused) <= 0.05
+    assert granted / 60.0 >= 0.85 * 40.0
 
 
 async def test_429s_in_a_row_without_success_pause_everyone() -> None:

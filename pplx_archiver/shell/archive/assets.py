@@ -73,6 +73,7 @@ from pplx_archiver.shell.net.download import (
     AssetDownloadError,
     AssetTooLargeError,
     CdnDownloader,
+    OriginBudget,
     UrlExpiredError,
     url_expired,
     url_path,
@@ -366,12 +367,14 @@ async def open_assets(
     online: bool = True,
     sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
     clock: Callable[[], float] = time.monotonic,
+    shared: OriginBudget | None = None,
 ) -> AsyncIterator[AssetSession]:
     """The run's asset session (CDN client, staging under ``<out>/index/staging``), installed
     for the block; staged leftovers of this or a crashed earlier run are removed.
 
     ``sleep``/``clock`` pace the CDN budget (pauses, backoffs); a run passes the ones of its
-    API client so that every wait of the run is on one clock."""
+    API client so that every wait of the run is on one clock; ``shared`` is the API's budget,
+    which downloads from the API's own origin pass too."""
     staging = Path(archive.out) / "index" / "staging"
     remove_dead_staging(staging)  # leftovers of an interrupted run, never a live run's
     downloader = (
@@ -385,6 +388,7 @@ async def open_assets(
             transport=transport,
             sleep=sleep,
             clock=clock,
+            shared=shared,
         )
         if online
         else None

@@ -6,7 +6,10 @@ no environment proxies, so nothing of the user's session ever reaches those host
 through a redirect (redirects are followed by that same credential-less client, at most
 :data:`MAX_REDIRECTS` hops). Its concurrency budget (a :class:`anyio.CapacityLimiter` kept in
 step with the pool size) and its :class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are
-separate from the API's.
+separate from the API's. A download from the API's own origin (a server that serves its files
+itself) also passes the API's limiter, given as an :class:`OriginBudget`: one server, one
+budget — what that limiter learns from 429s is then the server's limit for both kinds of
+request, not the share the downloads happened to leave the API.
 
 A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
 the stream is aborted as soon as it passes ``max_bytes`` (:class:`AssetTooLargeError`), a body
@@ -84,6 +87,28 @@ class AssetTooLargeError(AssetDownloadError):
         self.seen = seen
 
 
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OriginBudget:
+    """The API's rate limiter, for downloads from the API's own origin (scheme, host, port)."""
+
+    origin: tuple[str, str]
+    limiter: RateLimiter
+
+    @classmethod
+    def of(cls, base_url: str, limiter: RateLimiter) -> OriginBudget:
+        """The budget of the server at ``base_url``."""
+        return cls(_origin(base_url), limiter)
+
+    def covers(self, url: str) -> bool:
+        """Whether ``url`` is on this budget's origin."""
+        return _origin(url) == self.origin
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Downloaded:
     """A complete downloaded body in the staging folder."""
@@ -137,6 +162,7 @@ class CdnDownloader:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Sleep = anyio.sleep,
         clock: Callable[[], float] = time.monotonic,
+        shared: OriginBudget | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"asset concurrency must be at least 1, got {concurrency}")
@@ -148,6 +174,7 @@ class CdnDownloader:
         self.total_deadline = total_deadline
         self.capacity = anyio.CapacityLimiter(concurrency)
         self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
+        self.shared = shared
         self._sleep = sleep
         self._http = httpx.AsyncClient(
             transport=transport
@@ -188,26 +215,35 @@ class CdnDownloader:
             ) from None
 
     async def _download(self, url: str, dest: Path) -> Downloaded:
+        # The limiters this download passes: the CDN's, and the API's for its own origin.
+        limiters = [self.limiter]
+
+        if self.shared is not None and self.shared.covers(url):
+            limiters.append(self.shared.limiter)
         for attempt in range(1, self.attempts + 1):
             try:
                 async with self.capacity:
-                    await self.limiter.acquire()
+                    for limiter in limiters:
+                        await limiter.acquire()
                     try:
                         with anyio.fail_after(self.deadline):
-                            return await self._fetch_once(url, dest)
+                            done = await self._fetch_once(url, dest)
                     except TimeoutError:
                         raise AssetDownloadError(
                             f"download not complete within {self.deadline:g} s (deadline)",
                             transient=True,
                         ) from None
+                    for limiter in limiters:
+                        limiter.on_success()
+                    return done
             except AssetDownloadError as exc:
                 if not exc.transient or attempt == self.attempts:
                     raise
                 wait = 0.5 * 2 ** (attempt - 1)
                 if exc.status == 429:
                     # Only this download waits (its Retry-After); the others go on at the
-                    # rate the limiter learnt from the CDN's grants.
-                    wait = self.limiter.on_rate_limited(exc.retry_after)
+                    # rate the limiters learnt from the grants.
+                    wait = max(limiter.on_rate_limited(exc.retry_after) for limiter in limiters)
                 await self._sleep(wait)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -238,7 +274,6 @@ class CdnDownloader:
             _discard(part)
             raise
         await anyio.to_thread.run_sync(os.replace, part, dest)
-        self.limiter.on_success()
         return Downloaded(dest, size, digest, ctype)
 
     def _check_status(self, response: httpx.Response) -> None:

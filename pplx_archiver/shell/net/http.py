@@ -40,6 +40,7 @@ from pplx_archiver.errors import BodyTooLargeError, DeadlineError, FetchError, T
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, cookie_header, empty_cookie_jar
+from pplx_archiver.shell.net.download import OriginBudget
 from pplx_archiver.shell.net.ratelimit import (
     Clock,
     ConcurrencyWindow,
@@ -176,6 +177,10 @@ class ApiClient:
     def base_url(self) -> str:
         """The API base URL of this run."""
         return self._base
+
+    def budget(self) -> OriginBudget:
+        """This server's request budget, for downloads from the API's own origin."""
+        return OriginBudget.of(self._base, self.limiter)
 
     @property
     def cookies(self) -> Mapping[str, str]:

@@ -24,6 +24,10 @@ server's budget was spent on other requests, or the client asked for less than i
 the steps double every ``success_window`` successes, up to ``increase``, so the limiter finds
 the real limit within seconds instead of minutes. Only when 429s keep coming with no
 success in between (``PAUSE_AFTER`` in a row) does it fall back to pausing every worker.
+From the first 429 on, the bucket holds at most ``SMOOTH_SECONDS`` of the learnt rate (at least
+``SMOOTH_MIN`` tokens) instead of the configured burst: at the server's limit the server's own
+bucket is empty, so tokens saved up while the workers were busy elsewhere would go out together
+and come back refused, one 429 per worker.
 Without ``Retry-After`` the refused request backs off ``backoff_initial × 2^(n-1)``.
 
 A second instance can serve another budget (CDN asset downloads) with its own numbers.
@@ -53,6 +57,17 @@ PAUSE_AFTER = 8
 # Probing steps double once the rate passed BEYOND_LEARNT × the learnt limit without a 429.
 BEYOND_LEARNT = 1.1
 GENTLE_SECONDS = 4.0
+# Once a limit is learnt, the burst is at most SMOOTH_SECONDS of the rate (SMOOTH_MIN tokens).
+SMOOTH_SECONDS = 0.1
+SMOOTH_MIN = 2.0
+# A probing step near a learnt limit is PROBE_SHARE / SLOW_STEPS of it (increase / SLOW_STEPS
+# at most).
+PROBE_SHARE = 0.2
+# A 429 that came while the client used less than `decrease` of its rate cuts the rate to at
+# most UNBOUND_HEADROOM × the client's pace; the granted rate is measured over at least
+# MIN_SPAN seconds (a burst granted at one instant is no rate).
+UNBOUND_HEADROOM = 2.0
+MIN_SPAN = 1.0
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,6 +111,7 @@ class RateLimiter:
         self._ceiling = float(rate)
         self._rate = float(rate)
         self._burst = float(burst)
+        self._burst_max = float(burst)
         self._floor = min(float(floor), self._ceiling)
         self._decrease = decrease
         self._increase = increase if increase is not None else max(self._ceiling / 10, 0.05)
@@ -232,10 +248,16 @@ class RateLimiter:
             return
         self._refill(now)
         self._rate = min(self._ceiling, self._rate + self._probe_step)
+        self._smooth()
         if beyond:
             # Well past the limit learnt, and still granted: that limit was too low.
-            self._probe_step = min(self._increase, self._probe_step * 2)
+            self._probe_step = min(self._increase, self._rate, self._probe_step * 2)
         self._raises += 1
+
+    def _smooth(self) -> None:
+        """Near a learnt limit, save up at most ``SMOOTH_SECONDS`` of the rate."""
+        self._burst = min(self._burst_max, max(SMOOTH_MIN, self._rate * SMOOTH_SECONDS))
+        self._tokens = min(self._tokens, self._burst)
 
     def on_throttle(self, retry_after: float | None = None) -> float:
         """Cut the rate and pause every waiter; returns the seconds until the pause ends.
@@ -279,7 +301,7 @@ class RateLimiter:
             granted.popleft()
         if len(granted) < self._success_window:
             return None
-        span = max(now - granted[0], 1.0 / self._rate)
+        span = max(now - granted[0], 1.0 / self._rate, MIN_SPAN)
         return (len(granted) - 1) / span if span > 0 else None
 
     def on_rate_limited(self, retry_after: float | None = None) -> float:
@@ -304,14 +326,21 @@ class RateLimiter:
             return self.on_throttle(retry_after)
         if now >= self._episode_until:
             granted = self.granted_rate()
-            if granted is not None:
+            if granted is None:
+                target = self._rate * self._decrease
+            elif granted >= self._rate * self._decrease:
                 target = min(self._rate, granted) * LEARN_MARGIN
             else:
-                target = self._rate * self._decrease
+                # Far fewer successes than the rate allowed: the client itself was the bound
+                # (a burst of it was refused), so its pace is no measure of the server's
+                # limit; cut the rate, to at most UNBOUND_HEADROOM × that pace.
+                target = min(self._rate * self._decrease, granted * UNBOUND_HEADROOM)
             self._throttled_at = self._rate
             self._rate = max(self._floor, min(self._ceiling, target))
             self._learnt = self._rate
-            self._probe_step = self._increase / SLOW_STEPS
+            # Probing steps are a share of the limit learnt, whatever the ceiling.
+            self._probe_step = min(self._increase, self._rate * PROBE_SHARE) / SLOW_STEPS
+            self._smooth()
             self._tokens = 0.0
             self._last = now
             self._episode_until = now + max(1.0, 2.0 / self._rate)

@@ -238,7 +238,8 @@ async def _archive(
         try:
             # Issue 8: the workers fetch each thread's assets in the same pass.
             async with open_assets(settings, client, archive, transport=ctx.transport,
-                                   sleep=ctx.sleep, clock=ctx.clock):  # fmt: skip
+                                   sleep=ctx.sleep, clock=ctx.clock,
+                                   shared=client.budget()):  # fmt: skip
                 await run.execute()
         finally:
             state.summary = run.summary
