@@ -91,13 +91,40 @@ def test_sync_check_deleted_keeps_the_listed_ids() -> None:
     assert (asked.keep_listed_ids, asked.full, plain.keep_listed_ids) == (True, True, False)
 
 
+class _Offload:
+    """Records when the run asks for a writer process (answers None: write in a thread)."""
+
+    def __init__(self, min_threads: int = OFFLOAD_MIN_THREADS) -> None:
+        self.min_threads = min_threads
+        self.asked: list[int] = []
+        self.discarded = 0
+
+    def __call__(self, to_fetch: int) -> None:
+        self.asked.append(to_fetch)
+
+    def discard(self) -> None:
+        self.discarded += 1
+
+
 def test_the_writer_process_is_decided_on_the_final_plan_or_a_large_one(tmp_path: Path) -> None:
     """The listing streams, so a large run decides before its listing ends (auto: 150)."""
-    asked: list[int] = []
+    small = _Offload()
     summary, _most, _ids = _run(tmp_path / "small", RunOptions(concurrency=CONCURRENCY),
-                                offload=lambda n: asked.append(n))  # fmt: skip
-    assert asked == [THREADS] and summary.archived == THREADS  # below 150: the final plan
-    asked.clear()
-    _run(tmp_path / "large", RunOptions(concurrency=CONCURRENCY), threads=200,
-         offload=lambda n: asked.append(n))  # fmt: skip
-    assert len(asked) == 1 and OFFLOAD_MIN_THREADS <= asked[0] < 200
+                                offload=small)  # fmt: skip
+    assert small.asked == [THREADS] and summary.archived == THREADS  # below 150: the plan
+    large = _Offload()
+    _run(tmp_path / "large", RunOptions(concurrency=CONCURRENCY), threads=200, offload=large)
+    assert len(large.asked) == 1 and OFFLOAD_MIN_THREADS <= large.asked[0] < 200
+    assert (small.discarded, large.discarded) == (0, 0)
+
+
+def test_a_writer_process_started_early_takes_over_at_the_first_write(tmp_path: Path) -> None:
+    """A first archive (min_threads 1): the run asks at its first write, long before 150; a
+    run that writes nothing (its listing is empty) discards the child instead."""
+    early = _Offload(min_threads=1)
+    _run(tmp_path / "first", RunOptions(concurrency=CONCURRENCY), threads=200, offload=early)
+    assert len(early.asked) == 1 and early.asked[0] <= BOUND and early.discarded == 0
+    unused = _Offload(min_threads=1)
+    summary, _most, _ids = _run(tmp_path / "empty", RunOptions(concurrency=CONCURRENCY),
+                                threads=0, offload=unused)  # fmt: skip
+    assert summary.listed == 0 and unused.asked == [] and unused.discarded == 1

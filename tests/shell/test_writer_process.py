@@ -134,6 +134,35 @@ def test_offload_only_for_runs_large_enough_unless_asked(tmp_path: Path) -> None
             store.close()
 
 
+def test_an_early_writer_process_is_started_at_once_and_used_or_ended(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """``early`` (a first archive) starts the child when the offloader is made: the first ask,
+    however small, gets that very child; an offloader never asked ends its child, which
+    leaves cleanly (exit 0, nothing on stderr)."""
+    with Archive(tmp_path, group_commit=True) as local:
+        used = offload_for(local, "on", early=True)
+        assert used.min_threads == 1 and used._spare is not None
+        pid = used._spare._proc.pid
+        store = used(1)
+        assert isinstance(store, OffloadedStore) and store.process._proc.pid == pid
+        store.commit(_plans()[0])
+        store.close()
+        assert local.get(UUIDS[0]) is not None
+        unused = offload_for(local, "on", early=True)
+        assert unused._spare is not None
+        child = unused._spare._proc
+        unused.discard()
+        assert child.returncode == 0 and child.stdout is not None and child.stdout.closed
+        assert "Traceback" not in capfd.readouterr().err
+        assert offload_for(local, "auto").min_threads == 150  # not a first archive: 150
+        assert offload_for(local, "off", early=True)._spare is None
+        many = (os.cpu_count() or 1) > 1
+        auto = offload_for(local, "auto", early=True)  # on one core: no child, 150
+        assert (auto._spare is not None, auto.min_threads) == (many, 1 if many else 150)
+        auto.discard()
+
+
 def test_a_writer_process_that_cannot_start_leaves_the_run_its_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -97,6 +97,20 @@ class ClosingStore(Store, Protocol):
 
 
 Lister = Callable[[], AsyncIterator[ListingRow]]
-# Given the number of threads to fetch, a store that writes in another process, or None.
-Offload = Callable[[int], ClosingStore | None]
+
+
+class Offload(Protocol):
+    """Given the number of threads to fetch, a store that writes in another process, or None.
+
+    The run asks once it has ``min_threads`` to fetch (or its plan is final); a run that
+    never asks calls ``discard``.
+    """
+
+    min_threads: int
+
+    def __call__(self, to_fetch: int) -> ClosingStore | None: ...
+
+    def discard(self) -> None: ...
+
+
 ProgressHook = Callable[[str, RunSummary], None]

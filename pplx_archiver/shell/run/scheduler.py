@@ -46,7 +46,6 @@ from pplx_archiver.shell.run.run_types import (
     RunSummary,
     Store,
 )
-from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
 
 __all__ = ["Run", "RunOptions", "RunSummary", "Store"]
 
@@ -178,6 +177,8 @@ class Run:
         try:
             await self._write_all(outcomes)
         finally:
+            if self._offload is not None:  # never needed: a child started early ends
+                self._offload.discard()
             if self.store is not local:  # the writer process: it finishes, then ends
                 offloaded, self.store = self.store, local
                 with anyio.CancelScope(shield=True):
@@ -190,9 +191,11 @@ class Run:
                 with anyio.CancelScope(shield=True):
                     # Decided once the plan is known or already large enough (the listing
                     # streams: its end may come late in a large run).
-                    planned = self._planned or self.summary.to_fetch >= OFFLOAD_MIN_THREADS
-                    if self._offload is not None and planned:
-                        await self._start_offload(self._offload)
+                    offload = self._offload
+                    if offload is not None and (
+                        self._planned or self.summary.to_fetch >= offload.min_threads
+                    ):
+                        await self._start_offload(offload)
                     await anyio.to_thread.run_sync(self._apply, outcome)
                     due = time.monotonic() - last_flush >= GROUP_COMMIT_SECONDS
                     if self.store.unsynced and (due or self.store.unsynced >= GROUP_COMMIT_SIZE):

@@ -30,7 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -82,21 +82,32 @@ def _portable(exc: BaseException) -> BaseException:
 class WriterProcess:
     """The child process and its pipes; :meth:`call` is one request and its answer."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, *, wait: bool = True) -> None:
         env = dict(os.environ)
         # The child imports this very package: the path this process found it on.
         root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self._proc = subprocess.Popen(  # our own interpreter and module
-            [sys.executable, "-m", MODULE, str(out_dir)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            start_new_session=False,
-        )
+        try:
+            self._proc = subprocess.Popen(  # our own interpreter and module
+                [sys.executable, "-m", MODULE, str(out_dir)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                start_new_session=False,
+            )
+        except OSError as exc:
+            raise StoreError(f"the archive writer process did not start: {exc}") from None
         self._lock = threading.Lock()
+        self._ready = False
         self.unsynced = 0
-        try:  # the child says it is ready once it has opened the archive
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Wait until the child has opened the archive (at once when it already said so)."""
+        if self._ready:
+            return
+        try:
             assert self._proc.stdout is not None
             read_frame(self._proc.stdout)
         except (EOFError, OSError, pickle.UnpicklingError) as exc:
@@ -104,6 +115,15 @@ class WriterProcess:
             self._close_pipes()
             self._proc.wait()
             raise StoreError(f"the archive writer process did not start: {exc}") from None
+        self._ready = True
+
+    def discard(self) -> None:
+        """End a child that was started and never used (it has written nothing)."""
+        if self._proc.stdin is not None:  # the end of its stdin: it leaves, nothing pending
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+        self._reap()  # its "ready" waits in the pipe, which stays open until it has gone
+        self._close_pipes()
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Run ``Archive.<name>(*args, **kwargs)`` in the child; its result or its error."""
@@ -157,9 +177,10 @@ class WriterProcess:
 class OffloadedStore:
     """The scheduler's store with every change made by a :class:`WriterProcess`."""
 
-    def __init__(self, local: Any, out_dir: Path) -> None:
+    def __init__(self, local: Any, out_dir: Path, process: WriterProcess | None = None) -> None:
         self.local = local
-        self.process = WriterProcess(out_dir)
+        self.process = process or WriterProcess(out_dir)
+        self.process.wait_ready()
 
     # reads: this process's index connection
     def stored_state(self, thread_uuid: str) -> planning.StoredState | None:
@@ -205,23 +226,53 @@ class OffloadedStore:
                 reload()
 
 
-def offload_for(archive: Any, setting: str = "auto") -> Callable[[int], OffloadedStore | None]:
-    """The run's ``offload``: a writer process for ``archive`` when ``setting`` asks for one
-    (``on``), or (``auto``) when the run fetches enough threads on a machine of several cores."""
+class Offloader:
+    """The run's ``offload``: a writer process for ``archive`` when the run is worth one.
 
-    def offload(to_fetch: int) -> OffloadedStore | None:
-        wanted = setting == "on" or (
-            setting == "auto" and to_fetch >= OFFLOAD_MIN_THREADS and (os.cpu_count() or 1) > 1
-        )
+    ``setting`` ``on`` always, ``off`` never, ``auto`` on a machine of several cores when the
+    run fetches at least :data:`OFFLOAD_MIN_THREADS` threads — or at once when ``early`` (a
+    first archive of an account: every listed thread is new, so the run is as large as the
+    account): the child is then started right away, its start-up overlapping the session check
+    and the listing, and takes over from the first write (:attr:`min_threads` 1). A child
+    started early and never used is ended by :meth:`discard`.
+    """
+
+    def __init__(self, archive: Any, setting: str = "auto", *, early: bool = False) -> None:
+        self._archive = archive
+        self._setting = setting
+        cores = (os.cpu_count() or 1) > 1
+        early = early and (setting == "on" or (setting == "auto" and cores))
+        self.min_threads = 1 if early else OFFLOAD_MIN_THREADS
+        self._spare: WriterProcess | None = None
+        if early:
+            try:
+                self._spare = WriterProcess(archive.out, wait=False)
+            except StoreError as exc:
+                log.warning("WRITER_PROCESS_UNAVAILABLE", error=str(exc))
+
+    def __call__(self, to_fetch: int) -> OffloadedStore | None:
+        spare, self._spare = self._spare, None
+        wanted = spare is not None or self._setting == "on"
+        if self._setting == "auto" and not wanted:
+            wanted = to_fetch >= OFFLOAD_MIN_THREADS and (os.cpu_count() or 1) > 1
         if not wanted:
             return None
         try:
-            return OffloadedStore(archive, archive.out)
+            return OffloadedStore(self._archive, self._archive.out, spare)
         except StoreError as exc:  # the run still works: it writes in a thread instead
             log.warning("WRITER_PROCESS_UNAVAILABLE", error=str(exc))
             return None
 
-    return offload
+    def discard(self) -> None:
+        """End the child started early if the run never wrote anything."""
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.discard()
+
+
+def offload_for(archive: Any, setting: str = "auto", *, early: bool = False) -> Offloader:
+    """The run's :class:`Offloader` (see there)."""
+    return Offloader(archive, setting, early=early)
 
 
 # -- the child ---------------------------------------------------------------------------------
