@@ -26,6 +26,7 @@ Usage: ``python scripts/bench.py [--quick] [--only 1,2,...] [--results PATH] [--
 from __future__ import annotations
 
 import argparse
+import compileall
 import dataclasses
 import datetime
 import json
@@ -634,6 +635,9 @@ def main() -> None:
     if args.scale:
         small, large = (int(x) for x in args.scale.split(","))
         sizes = dataclasses.replace(sizes, scale=(small, large))
+    # Bytecode as an installed package has it: with PYTHONDONTWRITEBYTECODE set, every
+    # archiver process (and its writer process) would compile the package again at start-up.
+    compileall.compile_dir(str(ROOT / "pplx_archiver"), quiet=1)
     started = time.perf_counter()
     host = machine()
     tmp = Path(tempfile.mkdtemp(prefix="pplx-bench-", dir=args.keep))
