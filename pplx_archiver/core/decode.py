@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from pplx_archiver.core.entries import decode_entry, space_of
 from pplx_archiver.core.model import RawPage, SpaceRef
-from pplx_archiver.core.node import Node
+from pplx_archiver.core.node import JsonMemo, Node
 from pplx_archiver.core.timeparse import node_ts
 from pplx_archiver.core.values import Entry, PageInfo, Thread
 from pplx_archiver.errors import PayloadError
@@ -86,6 +86,7 @@ def _collect(
     flavour: str,
     root: str,
     covered: frozenset[str] = frozenset(),
+    memo: JsonMemo | None = None,
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
     entries: dict[str, Entry] = {}
     background: dict[str, Entry] = {}
@@ -105,7 +106,7 @@ def _collect(
                 )
                 # A malformed id (a list, a dict) is not hashable: decode_entry names it.
                 fresh = not (isinstance(raw_key, str) and raw_key in covered)
-                entry = decode_entry(raw, fresh, fresh or key == "entries")
+                entry = decode_entry(raw, fresh, fresh or key == "entries", memo)
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)
@@ -135,16 +136,29 @@ def _merge(plain: dict[str, Entry], schem: dict[str, Entry]) -> tuple[Entry, ...
     return tuple(joined)
 
 
-def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage]) -> Thread:
-    """The typed thread of all fetched pages; PayloadError names any malformed value."""
-    s_entries, s_back, s_info, s_bodies = _collect(blocks_pages, "blocks", "blocks_pages")
+def decode_thread(
+    plain_pages: Sequence[RawPage],
+    blocks_pages: Sequence[RawPage],
+    memo: JsonMemo | None = None,
+) -> Thread:
+    """The typed thread of all fetched pages; PayloadError names any malformed value.
+
+    ``memo`` keeps the embedded JSON parsed by one decode for the next decode of the same
+    pages (:func:`~pplx_archiver.core.node.loads_memo`); the thread is the same with or
+    without it.
+    """
+    s_entries, s_back, s_info, s_bodies = _collect(
+        blocks_pages, "blocks", "blocks_pages", memo=memo
+    )
     covered = frozenset(
         key
         for group in (s_entries, s_back)
         for key, entry in group.items()
         if entry.blocks.workflow is not None
     )
-    p_entries, p_back, p_info, p_bodies = _collect(plain_pages, "plain", "plain_pages", covered)
+    p_entries, p_back, p_info, p_bodies = _collect(
+        plain_pages, "plain", "plain_pages", covered, memo
+    )
     entries = _merge(p_entries, s_entries)
     background = _merge(p_back, s_back)
     title = ""

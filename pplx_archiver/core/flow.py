@@ -38,6 +38,7 @@ from pplx_archiver.core.model import (
     ThreadInput,
 )
 from pplx_archiver.core.modes import blocks_needed
+from pplx_archiver.core.node import JsonMemo
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PageRequest, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_checked_pages
 from pplx_archiver.core.render import render_thread
@@ -126,10 +127,12 @@ def _flavour(
     return plan, tuple(acc.live)
 
 
-def _decode(tid: str, plain: tuple[RawPage, ...], blocks: tuple[RawPage, ...]) -> Thread:
+def _decode(
+    tid: str, plain: tuple[RawPage, ...], blocks: tuple[RawPage, ...], memo: JsonMemo
+) -> Thread:
     """:func:`decode_thread` with hostile nesting or values reported as a PayloadError."""
     try:
-        return decode_thread(plain, blocks)
+        return decode_thread(plain, blocks, memo)
     except RecursionError:
         raise PayloadError(tid, "payload nested too deeply to render") from None
     except (TypeError, ValueError) as exc:
@@ -149,8 +152,9 @@ def thread_flow(
     With ``assets`` false no :class:`AssetsNeed` is yielded and nothing is downloaded.
     """
     tid = row.thread_id
+    memo: JsonMemo = {}  # the embedded JSON of this thread's pages, parsed once
     plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
-    plain_thread = _decode(tid, plain.pages, ())
+    plain_thread = _decode(tid, plain.pages, (), memo)
     thread: Thread | None = plain_thread
     blocks: FlavourPlan | None = None
     blocks_live: tuple[RawPage, ...] = ()
@@ -164,11 +168,11 @@ def thread_flow(
         listing=row,
     )
     if thread is None:
-        thread = _decode(tid, inp.plain_pages, inp.blocks_pages)
+        thread = _decode(tid, inp.plain_pages, inp.blocks_pages, memo)
     refs: tuple[AssetRef, ...] = ()
     if assets:
         if plain.scrubbed or (blocks is not None and blocks.scrubbed):
-            refs = assets_of(_decode(tid, plain_live, blocks_live))
+            refs = assets_of(_decode(tid, plain_live, blocks_live, memo))
         else:
             refs = assets_of(thread)
         if refs:

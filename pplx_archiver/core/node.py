@@ -27,6 +27,25 @@ _TYPE_NAMES = {
 }
 
 
+JsonMemo = dict[str, Any]  # embedded JSON text -> its parsed value
+_UNSET: Any = object()
+
+
+def loads_memo(text: str, memo: JsonMemo | None) -> Any:
+    """``orjson.loads(text)``, or the value parsed before from the same text in ``memo``.
+
+    A thread's pages are decoded more than once (plain pages alone, then with the
+    schematized ones); the values parsed are shared, which is safe because decoding never
+    changes a JSON value in place. A text that does not parse raises every time.
+    """
+    if memo is None:
+        return orjson.loads(text)
+    found = memo.get(text, _UNSET)
+    if found is _UNSET:
+        found = memo[text] = orjson.loads(text)
+    return found
+
+
 def type_name(value: object) -> str:
     """A JSON-ish name for the type of a value, for error messages."""
     return _TYPE_NAMES.get(type(value), type(value).__name__)
@@ -196,11 +215,11 @@ class Node:
         for key, value in self.as_obj().items():
             yield key, Node(value, self, key)
 
-    def json(self, key: str) -> Node | None:
+    def json(self, key: str, memo: JsonMemo | None = None) -> Node | None:
         """Decode the JSON document held as a string under ``key`` (None when absent/empty).
 
         Plain ``text`` and FINAL ``content.answer`` are JSON inside JSON; a value that is
-        already decoded (object or array) is accepted as is.
+        already decoded (object or array) is accepted as is. ``memo``: see :func:`loads_memo`.
         """
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None or value == "":
@@ -210,7 +229,7 @@ class Node:
         if not isinstance(value, str):
             raise Node(value, self, key).error(f"expected JSON string, got {type_name(value)}")
         try:
-            decoded = orjson.loads(value)
+            decoded = loads_memo(value, memo)
         except orjson.JSONDecodeError as exc:
             raise Node(value, self, key).error(f"embedded JSON does not parse: {exc}") from None
         return Node(decoded, self, key)

@@ -13,6 +13,7 @@ from pplx_archiver.core.assets import extract_assets
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.flow import AssetsNeed, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import AssetFile, ListingRow, RawPage, ThreadInput
+from pplx_archiver.core.node import JsonMemo
 from pplx_archiver.core.paginate import BLOCKS, PLAIN
 from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
 from pplx_archiver.core.render import needs_blocks, render_thread
@@ -81,9 +82,11 @@ def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None
     """A thread without schematized pages or signed URLs is decoded exactly once."""
     calls: list[int] = []
 
-    def counting(plain: Sequence[RawPage], blocks: Sequence[RawPage]) -> Thread:
+    def counting(
+        plain: Sequence[RawPage], blocks: Sequence[RawPage], memo: JsonMemo | None = None
+    ) -> Thread:
         calls.append(len(blocks))
-        return decode_thread(plain, blocks)
+        return decode_thread(plain, blocks, memo)
 
     monkeypatch.setattr(flow_mod, "decode_thread", counting)
     entry = b.entry("e1", 0, blocks=[b.answer_block("Answer.")])
