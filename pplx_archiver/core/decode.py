@@ -87,6 +87,7 @@ def _collect(
     root: str,
     covered: frozenset[str] = frozenset(),
     memo: JsonMemo | None = None,
+    items: bool = True,
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
     entries: dict[str, Entry] = {}
     background: dict[str, Entry] = {}
@@ -97,8 +98,11 @@ def _collect(
         body = Node(page.body, None, f"{root}[{index}]")
         body.as_obj()
         bodies.append(body)
+        counts: list[int] = []
         for target, key in ((entries, "entries"), (background, "background_entries")):
-            for raw in body.get_list(key):
+            raws = body.get_list(key)
+            counts.append(len(raws))
+            for raw in raws:
                 if _same_as_seen(raw.v, key, target, seen_raw):
                     continue
                 raw_key = (
@@ -106,7 +110,7 @@ def _collect(
                 )
                 # A malformed id (a list, a dict) is not hashable: decode_entry names it.
                 fresh = not (isinstance(raw_key, str) and raw_key in covered)
-                entry = decode_entry(raw, fresh, fresh or key == "entries", memo)
+                entry = decode_entry(raw, fresh and items, fresh or key == "entries", memo)
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)
@@ -122,8 +126,8 @@ def _collect(
                 cursor=cursor,
                 next_cursor=next_cursor if isinstance(next_cursor, str) else None,
                 has_next_page=body.get_bool("has_next_page"),
-                entries=len(body.get_list("entries")),
-                background_entries=len(body.get_list("background_entries")),
+                entries=counts[0],
+                background_entries=counts[1],
             )
         )
     return entries, background, infos, bodies
@@ -140,12 +144,16 @@ def decode_thread(
     plain_pages: Sequence[RawPage],
     blocks_pages: Sequence[RawPage],
     memo: JsonMemo | None = None,
+    *,
+    items: bool = True,
 ) -> Thread:
     """The typed thread of all fetched pages; PayloadError names any malformed value.
 
     ``memo`` keeps the embedded JSON parsed by one decode for the next decode of the same
     pages (:func:`~pplx_archiver.core.node.loads_memo`); the thread is the same with or
-    without it.
+    without it. ``items=False`` leaves out the workflow items of plain ``ASI_TOOL_*`` steps
+    (and the problems they would have), for a thread read only to decide
+    :func:`~pplx_archiver.core.modes.blocks_needed`, which does not depend on them.
     """
     s_entries, s_back, s_info, s_bodies = _collect(
         blocks_pages, "blocks", "blocks_pages", memo=memo
@@ -157,7 +165,7 @@ def decode_thread(
         if entry.blocks.workflow is not None
     )
     p_entries, p_back, p_info, p_bodies = _collect(
-        plain_pages, "plain", "plain_pages", covered, memo
+        plain_pages, "plain", "plain_pages", covered, memo, items
     )
     entries = _merge(p_entries, s_entries)
     background = _merge(p_back, s_back)

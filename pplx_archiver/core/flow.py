@@ -37,7 +37,7 @@ from pplx_archiver.core.model import (
     RenderResult,
     ThreadInput,
 )
-from pplx_archiver.core.modes import blocks_needed
+from pplx_archiver.core.modes import blocks_needed, may_stay_plain
 from pplx_archiver.core.node import JsonMemo
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PageRequest, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_checked_pages
@@ -128,11 +128,16 @@ def _flavour(
 
 
 def _decode(
-    tid: str, plain: tuple[RawPage, ...], blocks: tuple[RawPage, ...], memo: JsonMemo
+    tid: str,
+    plain: tuple[RawPage, ...],
+    blocks: tuple[RawPage, ...],
+    memo: JsonMemo,
+    *,
+    items: bool = True,
 ) -> Thread:
     """:func:`decode_thread` with hostile nesting or values reported as a PayloadError."""
     try:
-        return decode_thread(plain, blocks, memo)
+        return decode_thread(plain, blocks, memo, items=items)
     except RecursionError:
         raise PayloadError(tid, "payload nested too deeply to render") from None
     except (TypeError, ValueError) as exc:
@@ -154,8 +159,11 @@ def thread_flow(
     tid = row.thread_id
     memo: JsonMemo = {}  # the embedded JSON of this thread's pages, parsed once
     plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
-    plain_thread = _decode(tid, plain.pages, (), memo)
-    thread: Thread | None = plain_thread
+    # Without a search-mode entry the plain pages are decoded only to decide and to be
+    # checked: their workflow items are left for the decode with the schematized pages.
+    stay_plain = may_stay_plain(plain.pages)
+    plain_thread = _decode(tid, plain.pages, (), memo, items=stay_plain)
+    thread: Thread | None = plain_thread if stay_plain else None
     blocks: FlavourPlan | None = None
     blocks_live: tuple[RawPage, ...] = ()
     if blocks_needed(plain_thread, row):
