@@ -9,6 +9,7 @@ all raises one :class:`~pplx_archiver.errors.PayloadError` with its path.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -140,6 +141,46 @@ def _merge(plain: dict[str, Entry], schem: dict[str, Entry]) -> tuple[Entry, ...
     return tuple(joined)
 
 
+@dataclasses.dataclass(slots=True)
+class _Meta:
+    """The thread's metadata as read from the pages so far (the first value of each wins)."""
+
+    title: str = ""
+    created: int | None = None
+    updated_raw: str = ""
+    mode: str = ""
+    locked: str = ""
+    space: SpaceRef | None = None
+    shared: list[Node] = dataclasses.field(default_factory=list)
+    problems: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def read(self, body: Node) -> None:
+        """Take what this page's ``thread_metadata`` adds (optional: a bad value is listed)."""
+        try:
+            meta = body.get_obj("thread_metadata")
+        except PayloadError as exc:
+            self.problems.append((exc.path, exc.message))
+            return
+        if meta is None:
+            return
+        try:
+            self.title = self.title or meta.get_text("title")
+            if self.created is None:
+                self.created = node_ts(meta, "created_at")
+            self.updated_raw = self.updated_raw or meta.get_text("updated_at")
+            self.mode = self.mode or meta.get_text("mode")
+            self.locked = self.locked or meta.get_str("locked_reason")
+            self.space = self.space or space_of(meta.get_obj("collection_info"))
+            snaps = meta.get_obj("workflow_snapshots")
+            if snaps is not None and not self.shared:
+                files = snaps.get_obj("SHARED_FILES")
+                holder = files.get_obj("shared_files") if files is not None else None
+                for item in holder.get_list("items") if holder is not None else []:
+                    self.shared.append(item)
+        except PayloadError as exc:  # the metadata is optional: the turns still render
+            self.problems.append((exc.path, exc.message))
+
+
 def decode_thread(
     plain_pages: Sequence[RawPage],
     blocks_pages: Sequence[RawPage],
@@ -167,50 +208,19 @@ def decode_thread(
     p_entries, p_back, p_info, p_bodies = _collect(
         plain_pages, "plain", "plain_pages", covered, memo, items
     )
-    entries = _merge(p_entries, s_entries)
-    background = _merge(p_back, s_back)
-    title = ""
-    created: int | None = None
-    updated_raw = ""
-    meta_mode = ""
-    locked = ""
-    space: SpaceRef | None = None
-    shared: list[Node] = []
-    problems: list[tuple[str, str]] = []
+    meta = _Meta()
     for body in s_bodies + p_bodies:
-        try:
-            meta = body.get_obj("thread_metadata")
-        except PayloadError as exc:
-            problems.append((exc.path, exc.message))
-            continue
-        if meta is None:
-            continue
-        try:
-            title = title or meta.get_text("title")
-            if created is None:
-                created = node_ts(meta, "created_at")
-            updated_raw = updated_raw or meta.get_text("updated_at")
-            meta_mode = meta_mode or meta.get_text("mode")
-            locked = locked or meta.get_str("locked_reason")
-            space = space or space_of(meta.get_obj("collection_info"))
-            snaps = meta.get_obj("workflow_snapshots")
-            if snaps is not None and not shared:
-                files = snaps.get_obj("SHARED_FILES")
-                holder = files.get_obj("shared_files") if files is not None else None
-                for item in holder.get_list("items") if holder is not None else []:
-                    shared.append(item)
-        except PayloadError as exc:  # the metadata is optional: the turns still render
-            problems.append((exc.path, exc.message))
+        meta.read(body)
     return Thread(
-        entries=entries,
-        background=background,
-        title=title,
-        created_us=created,
-        updated_raw=updated_raw,
-        metadata_mode=meta_mode,
-        locked_reason=locked,
-        space=space,
-        shared_nodes=tuple(shared),
+        entries=_merge(p_entries, s_entries),
+        background=_merge(p_back, s_back),
+        title=meta.title,
+        created_us=meta.created,
+        updated_raw=meta.updated_raw,
+        metadata_mode=meta.mode,
+        locked_reason=meta.locked,
+        space=meta.space,
+        shared_nodes=tuple(meta.shared),
         pages=tuple(p_info + s_info),
-        problems=tuple(problems),
+        problems=tuple(meta.problems),
     )

@@ -287,12 +287,9 @@ def _decode_entry(
         raise node.error("entry has neither backend_uuid nor uuid")
     created = _first_ts(node, _CREATED)
     updated = _first_ts(node, _UPDATED)
-    if with_text:
-        steps, final_answer, final_results, has_text = _plain_steps(
-            node, with_items, problems, memo
-        )
-    else:
-        steps, final_answer, final_results, has_text = (), None, (), False
+    steps, final_answer, final_results, has_text = (
+        _plain_steps(node, with_items, problems, memo) if with_text else ((), None, (), False)
+    )
     sources = _entry_sources(node)
     updated_raw = node.raw("updated_datetime") or node.raw("entry_updated_datetime") or ""
     query = node.get_text("query_str")

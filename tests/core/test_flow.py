@@ -83,10 +83,14 @@ def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None
     calls: list[int] = []
 
     def counting(
-        plain: Sequence[RawPage], blocks: Sequence[RawPage], memo: JsonMemo | None = None
+        plain: Sequence[RawPage],
+        blocks: Sequence[RawPage],
+        memo: JsonMemo | None = None,
+        *,
+        items: bool = True,
     ) -> Thread:
         calls.append(len(blocks))
-        return decode_thread(plain, blocks, memo)
+        return decode_thread(plain, blocks, memo, items=items)
 
     monkeypatch.setattr(flow_mod, "decode_thread", counting)
     entry = b.entry("e1", 0, blocks=[b.answer_block("Answer.")])
