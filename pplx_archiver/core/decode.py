@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from pplx_archiver.core.entries import decode_entry, space_of
 from pplx_archiver.core.model import RawPage, SpaceRef
@@ -21,6 +22,37 @@ from pplx_archiver.core.values import Entry, PageInfo, Thread
 from pplx_archiver.errors import PayloadError
 
 _FAR_FUTURE = 1 << 62
+
+_Slot = tuple[str, int, str, int, bool, bool]  # root, page, list, index, with_items, with_text
+
+
+@dataclasses.dataclass(slots=True)
+class DecodeMemo:
+    """What one decode of a thread's pages leaves for the next decode of the same pages.
+
+    ``json``: the embedded JSON parsed (:func:`~pplx_archiver.core.node.loads_memo`).
+    ``entries``: each entry decoded, by its place in the pages and how it was decoded, with
+    the raw value it was decoded from; an entry at the same place, decoded the same way from
+    an equal value, is that entry again. Only for the pages of one thread: the same pages,
+    or the same pages before and after the signed-URL scrub (which changes only the text of
+    strings, so equal values there are the same JSON). Decoding never changes a value.
+    """
+
+    json: JsonMemo = dataclasses.field(default_factory=dict)
+    entries: dict[_Slot, tuple[Any, Entry]] = dataclasses.field(default_factory=dict)
+
+
+def _entry(raw: Node, slot: _Slot, memo: DecodeMemo | None) -> Entry:
+    """:func:`decode_entry` of ``raw`` at ``slot`` (place and flags), from ``memo`` if there."""
+    with_items, with_text = slot[4], slot[5]
+    if memo is None:
+        return decode_entry(raw, with_items, with_text)
+    seen = memo.entries.get(slot)
+    if seen is not None and (seen[0] is raw.v or seen[0] == raw.v):
+        return seen[1]
+    entry = decode_entry(raw, with_items, with_text, memo.json)
+    memo.entries[slot] = (raw.v, entry)
+    return entry
 
 
 def _join(plain: Entry | None, schem: Entry | None) -> Entry:
@@ -87,7 +119,7 @@ def _collect(
     flavour: str,
     root: str,
     covered: frozenset[str] = frozenset(),
-    memo: JsonMemo | None = None,
+    memo: DecodeMemo | None = None,
     items: bool = True,
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
     entries: dict[str, Entry] = {}
@@ -103,7 +135,7 @@ def _collect(
         for target, key in ((entries, "entries"), (background, "background_entries")):
             raws = body.get_list(key)
             counts.append(len(raws))
-            for raw in raws:
+            for at, raw in enumerate(raws):
                 if _same_as_seen(raw.v, key, target, seen_raw):
                     continue
                 raw_key = (
@@ -111,7 +143,8 @@ def _collect(
                 )
                 # A malformed id (a list, a dict) is not hashable: decode_entry names it.
                 fresh = not (isinstance(raw_key, str) and raw_key in covered)
-                entry = decode_entry(raw, fresh and items, fresh or key == "entries", memo)
+                slot = (root, index, key, at, fresh and items, fresh or key == "entries")
+                entry = _entry(raw, slot, memo)
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)
@@ -184,16 +217,16 @@ class _Meta:
 def decode_thread(
     plain_pages: Sequence[RawPage],
     blocks_pages: Sequence[RawPage],
-    memo: JsonMemo | None = None,
+    memo: DecodeMemo | None = None,
     *,
     items: bool = True,
 ) -> Thread:
     """The typed thread of all fetched pages; PayloadError names any malformed value.
 
-    ``memo`` keeps the embedded JSON parsed by one decode for the next decode of the same
-    pages (:func:`~pplx_archiver.core.node.loads_memo`); the thread is the same with or
-    without it. ``items=False`` leaves out the workflow items of plain ``ASI_TOOL_*`` steps
-    (and the problems they would have), for a thread read only to decide
+    ``memo`` keeps what one decode parsed and decoded for the next decode of the same
+    pages (:class:`DecodeMemo`); the thread is the same with or without it.
+    ``items=False`` leaves out the workflow items of plain ``ASI_TOOL_*`` steps (and the
+    problems they would have), for a thread read only to decide
     :func:`~pplx_archiver.core.modes.blocks_needed`, which does not depend on them.
     """
     s_entries, s_back, s_info, s_bodies = _collect(

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.assets import assets_of
-from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.model import (
     AssetFile,
     AssetRef,
@@ -38,7 +38,6 @@ from pplx_archiver.core.model import (
     ThreadInput,
 )
 from pplx_archiver.core.modes import blocks_needed, may_stay_plain
-from pplx_archiver.core.node import JsonMemo
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PageRequest, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_checked_pages
 from pplx_archiver.core.render import render_thread
@@ -131,7 +130,7 @@ def _decode(
     tid: str,
     plain: tuple[RawPage, ...],
     blocks: tuple[RawPage, ...],
-    memo: JsonMemo,
+    memo: DecodeMemo,
     *,
     items: bool = True,
 ) -> Thread:
@@ -157,7 +156,7 @@ def thread_flow(
     With ``assets`` false no :class:`AssetsNeed` is yielded and nothing is downloaded.
     """
     tid = row.thread_id
-    memo: JsonMemo = {}  # the embedded JSON of this thread's pages, parsed once
+    memo = DecodeMemo()  # each embedded JSON text parsed once, each entry decoded once
     plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
     # Without a search-mode entry the plain pages are decoded only to decide and to be
     # checked: their workflow items are left for the decode with the schematized pages.

@@ -134,6 +134,8 @@ class Node:
     def get_obj(self, key: str) -> Node | None:
         """The object under ``key`` (None when absent/null); another type is an error."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
+        if type(value) is dict:
+            return Node(value, self, key)
         if value is None:
             return None
         if not isinstance(value, dict):
@@ -143,7 +145,7 @@ class Node:
     def get_list(self, key: str) -> list[Node]:
         """The array under ``key`` as nodes ([] when absent/null); another type is an error."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
-        if value is None:
+        if value is None or value == []:  # nothing to wrap (an empty array is common)
             return []
         if not isinstance(value, list):
             raise Node(value, self, key).error(f"expected array, got {type_name(value)}")
@@ -153,6 +155,8 @@ class Node:
     def get_str(self, key: str, default: str = "") -> str:
         """The string under ``key`` (``default`` when absent/null); another type is an error."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
+        if type(value) is str:
+            return value
         if value is None:
             return default
         if not isinstance(value, str):
@@ -161,14 +165,15 @@ class Node:
 
     def get_strs(self, *keys: str) -> list[str]:
         """Several string fields at once ('' when absent/null); another type is an error."""
-        data = self.v if type(self.v) is dict else self.as_obj()
+        get = (self.v if type(self.v) is dict else self.as_obj()).get
         out: list[str] = []
+        append = out.append
         for key in keys:
-            value = data.get(key)
-            if value is None:
-                out.append("")
-            elif type(value) is str:
-                out.append(value)
+            value = get(key)
+            if type(value) is str:
+                append(value)
+            elif value is None:
+                append("")
             elif isinstance(value, str):
                 out.append(str(value))
             else:
@@ -178,6 +183,8 @@ class Node:
     def get_text(self, key: str) -> str:
         """A scalar under ``key`` shown as text: strings as-is, numbers/booleans printed."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
+        if type(value) is str:
+            return value
         if value is None:
             return ""
         if isinstance(value, str):

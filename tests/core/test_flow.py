@@ -10,10 +10,9 @@ import pytest
 
 from pplx_archiver.core import flow as flow_mod
 from pplx_archiver.core.assets import extract_assets
-from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.flow import AssetsNeed, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import AssetFile, ListingRow, RawPage, ThreadInput
-from pplx_archiver.core.node import JsonMemo
 from pplx_archiver.core.paginate import BLOCKS, PLAIN
 from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
 from pplx_archiver.core.render import needs_blocks, render_thread
@@ -85,7 +84,7 @@ def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None
     def counting(
         plain: Sequence[RawPage],
         blocks: Sequence[RawPage],
-        memo: JsonMemo | None = None,
+        memo: DecodeMemo | None = None,
         *,
         items: bool = True,
     ) -> Thread:
