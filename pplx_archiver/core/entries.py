@@ -93,7 +93,7 @@ def _plain_step(
     content = step.get_obj("content")
     items: tuple[Item, ...] = ()
     if with_items and content is not None and kind.startswith("ASI_TOOL_"):
-        items = tuple(decode_item(i, 0) for i in content.get_list("workflow_items"))
+        items = tuple([decode_item(i, 0) for i in content.get_list("workflow_items")])
     plain = PlainStep(
         step_type=kind,
         uuid=step.get_text("uuid"),
