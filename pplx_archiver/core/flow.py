@@ -16,6 +16,14 @@ decoded once: the same decoded thread decides whether the schematized pages are 
 the assets and is rendered. Only when the scrub changed a page are the assets read from a
 second decode of the pages as received, because their signed URLs must still be valid to
 download them.
+
+A thread with schematized pages is decoded more than once (its plain pages to decide, then
+both flavours, then the pages as received when the scrub changed one). Its decodes share one
+:class:`~pplx_archiver.core.decode.DecodeMemo`, so each embedded JSON text is parsed once and
+an entry already decoded the same way from an equal value is not decoded again; and when no
+plain entry has a search mode (the decision is then certainly "fetch them", see
+:func:`~pplx_archiver.core.modes.may_stay_plain`) the plain pages are decoded to decide
+without their workflow items, which the decode of both flavours reads.
 """
 
 from __future__ import annotations
