@@ -9,17 +9,50 @@ all raises one :class:`~pplx_archiver.errors.PayloadError` with its path.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from pplx_archiver.core.entries import decode_entry, space_of
 from pplx_archiver.core.model import RawPage, SpaceRef
-from pplx_archiver.core.node import Node
+from pplx_archiver.core.node import JsonMemo, Node
 from pplx_archiver.core.timeparse import node_ts
 from pplx_archiver.core.values import Entry, PageInfo, Thread
 from pplx_archiver.errors import PayloadError
 
 _FAR_FUTURE = 1 << 62
+
+_Slot = tuple[str, int, str, int, bool, bool]  # root, page, list, index, with_items, with_text
+
+
+@dataclasses.dataclass(slots=True)
+class DecodeMemo:
+    """What one decode of a thread's pages leaves for the next decode of the same pages.
+
+    ``json``: the embedded JSON parsed (:func:`~pplx_archiver.core.node.loads_memo`).
+    ``entries``: each entry decoded, by its place in the pages and how it was decoded, with
+    the raw value it was decoded from; an entry at the same place, decoded the same way from
+    an equal value, is that entry again. Only for the pages of one thread: the same pages,
+    or the same pages before and after the signed-URL scrub (which changes only the text of
+    strings, so equal values there are the same JSON). Decoding never changes a value.
+    """
+
+    json: JsonMemo = dataclasses.field(default_factory=dict)
+    entries: dict[_Slot, tuple[Any, Entry]] = dataclasses.field(default_factory=dict)
+
+
+def _entry(raw: Node, slot: _Slot, memo: DecodeMemo | None) -> Entry:
+    """:func:`decode_entry` of ``raw`` at ``slot`` (place and flags), from ``memo`` if there."""
+    with_items, with_text = slot[4], slot[5]
+    if memo is None:
+        return decode_entry(raw, with_items, with_text)
+    seen = memo.entries.get(slot)
+    if seen is not None and (seen[0] is raw.v or seen[0] == raw.v):
+        return seen[1]
+    entry = decode_entry(raw, with_items, with_text, memo.json)
+    memo.entries[slot] = (raw.v, entry)
+    return entry
 
 
 def _join(plain: Entry | None, schem: Entry | None) -> Entry:
@@ -86,6 +119,8 @@ def _collect(
     flavour: str,
     root: str,
     covered: frozenset[str] = frozenset(),
+    memo: DecodeMemo | None = None,
+    items: bool = True,
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
     entries: dict[str, Entry] = {}
     background: dict[str, Entry] = {}
@@ -96,8 +131,11 @@ def _collect(
         body = Node(page.body, None, f"{root}[{index}]")
         body.as_obj()
         bodies.append(body)
+        counts: list[int] = []
         for target, key in ((entries, "entries"), (background, "background_entries")):
-            for raw in body.get_list(key):
+            raws = body.get_list(key)
+            counts.append(len(raws))
+            for at, raw in enumerate(raws):
                 if _same_as_seen(raw.v, key, target, seen_raw):
                     continue
                 raw_key = (
@@ -105,7 +143,8 @@ def _collect(
                 )
                 # A malformed id (a list, a dict) is not hashable: decode_entry names it.
                 fresh = not (isinstance(raw_key, str) and raw_key in covered)
-                entry = decode_entry(raw, fresh, fresh or key == "entries")
+                slot = (root, index, key, at, fresh and items, fresh or key == "entries")
+                entry = _entry(raw, slot, memo)
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
                 target[entry.key] = entry if seen is None else _newer(seen, entry)
@@ -121,8 +160,8 @@ def _collect(
                 cursor=cursor,
                 next_cursor=next_cursor if isinstance(next_cursor, str) else None,
                 has_next_page=body.get_bool("has_next_page"),
-                entries=len(body.get_list("entries")),
-                background_entries=len(body.get_list("background_entries")),
+                entries=counts[0],
+                background_entries=counts[1],
             )
         )
     return entries, background, infos, bodies
@@ -135,60 +174,86 @@ def _merge(plain: dict[str, Entry], schem: dict[str, Entry]) -> tuple[Entry, ...
     return tuple(joined)
 
 
-def decode_thread(plain_pages: Sequence[RawPage], blocks_pages: Sequence[RawPage]) -> Thread:
-    """The typed thread of all fetched pages; PayloadError names any malformed value."""
-    s_entries, s_back, s_info, s_bodies = _collect(blocks_pages, "blocks", "blocks_pages")
+@dataclasses.dataclass(slots=True)
+class _Meta:
+    """The thread's metadata as read from the pages so far (the first value of each wins)."""
+
+    title: str = ""
+    created: int | None = None
+    updated_raw: str = ""
+    mode: str = ""
+    locked: str = ""
+    space: SpaceRef | None = None
+    shared: list[Node] = dataclasses.field(default_factory=list)
+    problems: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def read(self, body: Node) -> None:
+        """Take what this page's ``thread_metadata`` adds (optional: a bad value is listed)."""
+        try:
+            meta = body.get_obj("thread_metadata")
+        except PayloadError as exc:
+            self.problems.append((exc.path, exc.message))
+            return
+        if meta is None:
+            return
+        try:
+            self.title = self.title or meta.get_text("title")
+            if self.created is None:
+                self.created = node_ts(meta, "created_at")
+            self.updated_raw = self.updated_raw or meta.get_text("updated_at")
+            self.mode = self.mode or meta.get_text("mode")
+            self.locked = self.locked or meta.get_str("locked_reason")
+            self.space = self.space or space_of(meta.get_obj("collection_info"))
+            snaps = meta.get_obj("workflow_snapshots")
+            if snaps is not None and not self.shared:
+                files = snaps.get_obj("SHARED_FILES")
+                holder = files.get_obj("shared_files") if files is not None else None
+                for item in holder.get_list("items") if holder is not None else []:
+                    self.shared.append(item)
+        except PayloadError as exc:  # the metadata is optional: the turns still render
+            self.problems.append((exc.path, exc.message))
+
+
+def decode_thread(
+    plain_pages: Sequence[RawPage],
+    blocks_pages: Sequence[RawPage],
+    memo: DecodeMemo | None = None,
+    *,
+    items: bool = True,
+) -> Thread:
+    """The typed thread of all fetched pages; PayloadError names any malformed value.
+
+    ``memo`` keeps what one decode parsed and decoded for the next decode of the same
+    pages (:class:`DecodeMemo`); the thread is the same with or without it.
+    ``items=False`` leaves out the workflow items of plain ``ASI_TOOL_*`` steps (and the
+    problems they would have), for a thread read only to decide
+    :func:`~pplx_archiver.core.modes.blocks_needed`, which does not depend on them.
+    """
+    s_entries, s_back, s_info, s_bodies = _collect(
+        blocks_pages, "blocks", "blocks_pages", memo=memo
+    )
     covered = frozenset(
         key
         for group in (s_entries, s_back)
         for key, entry in group.items()
         if entry.blocks.workflow is not None
     )
-    p_entries, p_back, p_info, p_bodies = _collect(plain_pages, "plain", "plain_pages", covered)
-    entries = _merge(p_entries, s_entries)
-    background = _merge(p_back, s_back)
-    title = ""
-    created: int | None = None
-    updated_raw = ""
-    meta_mode = ""
-    locked = ""
-    space: SpaceRef | None = None
-    shared: list[Node] = []
-    problems: list[tuple[str, str]] = []
+    p_entries, p_back, p_info, p_bodies = _collect(
+        plain_pages, "plain", "plain_pages", covered, memo, items
+    )
+    meta = _Meta()
     for body in s_bodies + p_bodies:
-        try:
-            meta = body.get_obj("thread_metadata")
-        except PayloadError as exc:
-            problems.append((exc.path, exc.message))
-            continue
-        if meta is None:
-            continue
-        try:
-            title = title or meta.get_text("title")
-            if created is None:
-                created = node_ts(meta, "created_at")
-            updated_raw = updated_raw or meta.get_text("updated_at")
-            meta_mode = meta_mode or meta.get_text("mode")
-            locked = locked or meta.get_str("locked_reason")
-            space = space or space_of(meta.get_obj("collection_info"))
-            snaps = meta.get_obj("workflow_snapshots")
-            if snaps is not None and not shared:
-                files = snaps.get_obj("SHARED_FILES")
-                holder = files.get_obj("shared_files") if files is not None else None
-                for item in holder.get_list("items") if holder is not None else []:
-                    shared.append(item)
-        except PayloadError as exc:  # the metadata is optional: the turns still render
-            problems.append((exc.path, exc.message))
+        meta.read(body)
     return Thread(
-        entries=entries,
-        background=background,
-        title=title,
-        created_us=created,
-        updated_raw=updated_raw,
-        metadata_mode=meta_mode,
-        locked_reason=locked,
-        space=space,
-        shared_nodes=tuple(shared),
+        entries=_merge(p_entries, s_entries),
+        background=_merge(p_back, s_back),
+        title=meta.title,
+        created_us=meta.created,
+        updated_raw=meta.updated_raw,
+        metadata_mode=meta.mode,
+        locked_reason=meta.locked,
+        space=meta.space,
+        shared_nodes=tuple(meta.shared),
         pages=tuple(p_info + s_info),
-        problems=tuple(problems),
+        problems=tuple(meta.problems),
     )

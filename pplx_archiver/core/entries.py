@@ -16,7 +16,7 @@ import orjson
 from pplx_archiver.core.blocks import decode_blocks
 from pplx_archiver.core.items import decode_item
 from pplx_archiver.core.model import SpaceRef
-from pplx_archiver.core.node import Node, type_name
+from pplx_archiver.core.node import JsonMemo, Node, loads_memo, type_name
 from pplx_archiver.core.timeparse import node_ts
 from pplx_archiver.core.values import Blocks, Entry, Item, PlainStep, SideBySide, WebResult
 from pplx_archiver.core.webresults import plain_results, web_results, web_results_at
@@ -48,13 +48,17 @@ def _side_by_side(entry: Node) -> SideBySide | None:
 
 
 def _plain_steps(
-    entry: Node, with_items: bool = True, problems: list[tuple[str, str]] | None = None
+    entry: Node,
+    with_items: bool = True,
+    problems: list[tuple[str, str]] | None = None,
+    memo: JsonMemo | None = None,
 ) -> tuple[tuple[PlainStep, ...], str | None, tuple[WebResult, ...], bool]:
     """Plain ``text`` steps, the FINAL answer text and FINAL web results.
 
-    With a ``problems`` list, a step that cannot be decoded is skipped and listed there.
+    With a ``problems`` list, a step that cannot be decoded is skipped and listed there;
+    ``memo`` holds the embedded JSON already parsed (see :meth:`Node.json`).
     """
-    doc = entry.json("text")
+    doc = entry.json("text", memo)
     if doc is None:
         return (), None, (), False
     if isinstance(doc.v, str):  # Era A: the answer itself
@@ -66,7 +70,7 @@ def _plain_steps(
     results: tuple[WebResult, ...] = ()
     for step in doc.list_items():
         try:
-            plain, final = _plain_step(step, with_items)
+            plain, final = _plain_step(step, with_items, memo)
         except PayloadError as exc:
             if problems is None:
                 raise
@@ -81,7 +85,7 @@ def _plain_steps(
 
 
 def _plain_step(
-    step: Node, with_items: bool
+    step: Node, with_items: bool, memo: JsonMemo | None = None
 ) -> tuple[PlainStep, tuple[str, tuple[WebResult, ...] | None] | None]:
     """One plain step and, for FINAL, (answer, web results or None when the answer is prose)."""
     step.as_obj()
@@ -89,7 +93,7 @@ def _plain_step(
     content = step.get_obj("content")
     items: tuple[Item, ...] = ()
     if with_items and content is not None and kind.startswith("ASI_TOOL_"):
-        items = tuple(decode_item(i, 0) for i in content.get_list("workflow_items"))
+        items = tuple([decode_item(i, 0) for i in content.get_list("workflow_items")])
     plain = PlainStep(
         step_type=kind,
         uuid=step.get_text("uuid"),
@@ -99,7 +103,7 @@ def _plain_step(
     )
     if kind != "FINAL" or content is None:
         return plain, None
-    final = _final_answer(content)
+    final = _final_answer(content, memo)
     if final is None:
         return plain, None
     if isinstance(final.v, str):  # results beside a prose answer (the 2023 text object)
@@ -110,7 +114,7 @@ def _plain_step(
     return plain, None
 
 
-def _final_answer(content: Node) -> Node | None:
+def _final_answer(content: Node, memo: JsonMemo | None = None) -> Node | None:
     """The FINAL ``answer``: embedded JSON (an object or a string), else the string as prose.
 
     Older payloads put the Markdown answer there directly: a string that does not parse, or
@@ -118,9 +122,9 @@ def _final_answer(content: Node) -> Node | None:
     """
     raw = content.raw("answer")
     if not isinstance(raw, str) or not raw:
-        return content.json("answer")
+        return content.json("answer", memo)
     try:
-        decoded = orjson.loads(raw)
+        decoded = loads_memo(raw, memo)
     except orjson.JSONDecodeError:
         decoded = None
     if isinstance(decoded, (str, dict)):
@@ -139,13 +143,16 @@ def _related(entry: Node) -> tuple[str, ...]:
     return tuple(q for q in out if q.strip())
 
 
-def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) -> Entry:
+def decode_entry(
+    node: Node, with_items: bool = True, with_text: bool = True, memo: JsonMemo | None = None
+) -> Entry:
     """One entry object (plain or schematized) as a typed :class:`Entry`.
 
     ``with_items=False`` skips the workflow items of plain ``ASI_TOOL_*`` steps, used when
     the schematized twin of the entry already carries the same workflow as blocks;
     ``with_text=False`` skips the plain ``text`` altogether (a background entry whose
-    schematized twin carries its workflow: only the workflow is rendered).
+    schematized twin carries its workflow: only the workflow is rendered); ``memo`` holds
+    the embedded JSON already parsed (:func:`~pplx_archiver.core.node.loads_memo`).
 
     Tolerant: a step or block that cannot be decoded is skipped, a top-level field that
     cannot be read is left out (a plain ``text`` that is not JSON is read as the answer
@@ -160,7 +167,7 @@ def decode_entry(node: Node, with_items: bool = True, with_text: bool = True) ->
     for _ in range(len(node.v) + 2):
         skipped: list[tuple[str, str]] = []  # steps and blocks left out by this attempt
         try:
-            entry = _decode_entry(current, with_items, with_text, skipped)
+            entry = _decode_entry(current, with_items, with_text, skipped, memo)
         except PayloadError as exc:
             current = _repair(current, exc, problems)
             continue
@@ -266,7 +273,11 @@ def _entry_sources(node: Node) -> tuple[WebResult, ...]:
 
 
 def _decode_entry(
-    node: Node, with_items: bool, with_text: bool, problems: list[tuple[str, str]]
+    node: Node,
+    with_items: bool,
+    with_text: bool,
+    problems: list[tuple[str, str]],
+    memo: JsonMemo | None = None,
 ) -> Entry:
     node.as_obj()
     backend = node.get_text("backend_uuid")
@@ -276,10 +287,9 @@ def _decode_entry(
         raise node.error("entry has neither backend_uuid nor uuid")
     created = _first_ts(node, _CREATED)
     updated = _first_ts(node, _UPDATED)
-    if with_text:
-        steps, final_answer, final_results, has_text = _plain_steps(node, with_items, problems)
-    else:
-        steps, final_answer, final_results, has_text = (), None, (), False
+    steps, final_answer, final_results, has_text = (
+        _plain_steps(node, with_items, problems, memo) if with_text else ((), None, (), False)
+    )
     sources = _entry_sources(node)
     updated_raw = node.raw("updated_datetime") or node.raw("entry_updated_datetime") or ""
     query = node.get_text("query_str")

@@ -16,6 +16,14 @@ decoded once: the same decoded thread decides whether the schematized pages are 
 the assets and is rendered. Only when the scrub changed a page are the assets read from a
 second decode of the pages as received, because their signed URLs must still be valid to
 download them.
+
+A thread with schematized pages is decoded more than once (its plain pages to decide, then
+both flavours, then the pages as received when the scrub changed one). Its decodes share one
+:class:`~pplx_archiver.core.decode.DecodeMemo`, so each embedded JSON text is parsed once and
+an entry already decoded the same way from an equal value is not decoded again; and when no
+plain entry has a search mode (the decision is then certainly "fetch them", see
+:func:`~pplx_archiver.core.modes.may_stay_plain`) the plain pages are decoded to decide
+without their workflow items, which the decode of both flavours reads.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.assets import assets_of
-from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.model import (
     AssetFile,
     AssetRef,
@@ -37,7 +45,7 @@ from pplx_archiver.core.model import (
     RenderResult,
     ThreadInput,
 )
-from pplx_archiver.core.modes import blocks_needed
+from pplx_archiver.core.modes import blocks_needed, may_stay_plain
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PageRequest, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_checked_pages
 from pplx_archiver.core.render import render_thread
@@ -126,10 +134,17 @@ def _flavour(
     return plan, tuple(acc.live)
 
 
-def _decode(tid: str, plain: tuple[RawPage, ...], blocks: tuple[RawPage, ...]) -> Thread:
+def _decode(
+    tid: str,
+    plain: tuple[RawPage, ...],
+    blocks: tuple[RawPage, ...],
+    memo: DecodeMemo,
+    *,
+    items: bool = True,
+) -> Thread:
     """:func:`decode_thread` with hostile nesting or values reported as a PayloadError."""
     try:
-        return decode_thread(plain, blocks)
+        return decode_thread(plain, blocks, memo, items=items)
     except RecursionError:
         raise PayloadError(tid, "payload nested too deeply to render") from None
     except (TypeError, ValueError) as exc:
@@ -149,9 +164,13 @@ def thread_flow(
     With ``assets`` false no :class:`AssetsNeed` is yielded and nothing is downloaded.
     """
     tid = row.thread_id
+    memo = DecodeMemo()  # each embedded JSON text parsed once, each entry decoded once
     plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
-    plain_thread = _decode(tid, plain.pages, ())
-    thread: Thread | None = plain_thread
+    # Without a search-mode entry the plain pages are decoded only to decide and to be
+    # checked: their workflow items are left for the decode with the schematized pages.
+    stay_plain = may_stay_plain(plain.pages)
+    plain_thread = _decode(tid, plain.pages, (), memo, items=stay_plain)
+    thread: Thread | None = plain_thread if stay_plain else None
     blocks: FlavourPlan | None = None
     blocks_live: tuple[RawPage, ...] = ()
     if blocks_needed(plain_thread, row):
@@ -164,11 +183,11 @@ def thread_flow(
         listing=row,
     )
     if thread is None:
-        thread = _decode(tid, inp.plain_pages, inp.blocks_pages)
+        thread = _decode(tid, inp.plain_pages, inp.blocks_pages, memo)
     refs: tuple[AssetRef, ...] = ()
     if assets:
         if plain.scrubbed or (blocks is not None and blocks.scrubbed):
-            refs = assets_of(_decode(tid, plain_live, blocks_live))
+            refs = assets_of(_decode(tid, plain_live, blocks_live, memo))
         else:
             refs = assets_of(thread)
         if refs:

@@ -23,7 +23,7 @@ def decode_workflow(node: Node, depth: int) -> Workflow:
     if depth > MAX_WORKFLOW_DEPTH:
         raise node.error(f"workflows nested deeper than {MAX_WORKFLOW_DEPTH} levels")
     node.as_obj()
-    steps = tuple(_decode_step(s, depth) for s in node.get_list("steps"))
+    steps = tuple([_decode_step(s, depth) for s in node.get_list("steps")])
     objective = "".join(
         c.get_text("text") if isinstance(c.v, dict) else c.as_str()
         for c in node.get_list("objective_chunks")
@@ -53,7 +53,7 @@ def _decode_step(node: Node, depth: int) -> Step:
         title=title,
         status=status,
         tool_name=tool,
-        items=tuple(decode_item(i, depth) for i in node.get_list("items")),
+        items=tuple([decode_item(i, depth) for i in node.get_list("items")]),
         where=node,
     )
 
@@ -214,9 +214,13 @@ ITEM_KINDS: dict[str, ItemReader] = {
 
 def decode_item(node: Node, depth: int) -> Item:
     """One workflow item, typed by ``type``; unknown types keep their raw payload."""
-    node.as_obj()
-    kind = node.get_str("type")
-    ident = node.get_str("id") if not isinstance(node.raw("id"), int) else node.get_text("id")
+    data = node.as_obj()
+    kind = data.get("type")
+    if type(kind) is not str:
+        kind = node.get_str("type")
+    ident = data.get("id")
+    if type(ident) is not str:
+        ident = node.get_str("id") if not isinstance(ident, int) else node.get_text("id")
     payload = node.get_obj("payload")
     if payload is None:
         return Item(id=ident, type=kind, where=node)

@@ -125,6 +125,33 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
     return ModeDecision(mode=mode, decided_by=decided_by, signals=signals, findings=tuple(findings))
 
 
+_SEARCH_MODES = frozenset(k for k, mode in SEARCH_MODE_MODE.items() if mode == "search")
+
+
+def may_stay_plain(plain_pages: Sequence[RawPage]) -> bool:
+    """False when :func:`blocks_needed` is certainly True for any decode of these pages.
+
+    It can only be False with an entry whose ``search_mode`` reads as a search mode
+    (``SEARCH``, ``STUDIO``); without one, the plain pages are read only to decide and to
+    check them, and their workflow items need not be decoded (``items=False``).
+    """
+    for page in plain_pages:
+        body = page.body
+        if type(body) is not dict:
+            return True  # not readable here: the decode reports it
+        for key in ("entries", "background_entries"):
+            raws = body.get(key)
+            if raws is None:
+                continue
+            if type(raws) is not list:
+                return True
+            for raw in raws:
+                mode = raw.get("search_mode") if type(raw) is dict else None
+                if isinstance(mode, str) and mode.upper() in _SEARCH_MODES:
+                    return True
+    return False
+
+
 def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> bool:
     """Whether the schematized fetch is needed after the plain pages were fetched.
 
@@ -138,7 +165,13 @@ def needs_blocks(plain_pages: Sequence[RawPage], listing: ListingRow | None) -> 
 
 
 def blocks_needed(thread: Thread, listing: ListingRow | None) -> bool:
-    """:func:`needs_blocks` of a thread already decoded from its plain pages."""
+    """:func:`needs_blocks` of a thread already decoded from its plain pages.
+
+    Only the entries' ``search_mode`` and ``display_model`` can make it False (a known
+    search mode that is ``search``, and some display model): every other signal decides a
+    mode that needs the schematized pages, or the default. Steps and workflow items never
+    change it, so a thread decoded without plain workflow items decides the same.
+    """
     decision = detect_mode(thread, listing)
     if decision.mode in NEEDS_BLOCKS or decision.decided_by == "default":
         return True  # "default": no mapped signal at all (turbo, pplx_alpha alone are unmapped)

@@ -27,6 +27,25 @@ _TYPE_NAMES = {
 }
 
 
+JsonMemo = dict[str, Any]  # embedded JSON text -> its parsed value
+_UNSET: Any = object()
+
+
+def loads_memo(text: str, memo: JsonMemo | None) -> Any:
+    """``orjson.loads(text)``, or the value parsed before from the same text in ``memo``.
+
+    A thread's pages are decoded more than once (plain pages alone, then with the
+    schematized ones); the values parsed are shared, which is safe because decoding never
+    changes a JSON value in place. A text that does not parse raises every time.
+    """
+    if memo is None:
+        return orjson.loads(text)
+    found = memo.get(text, _UNSET)
+    if found is _UNSET:
+        found = memo[text] = orjson.loads(text)
+    return found
+
+
 def type_name(value: object) -> str:
     """A JSON-ish name for the type of a value, for error messages."""
     return _TYPE_NAMES.get(type(value), type(value).__name__)
@@ -115,6 +134,8 @@ class Node:
     def get_obj(self, key: str) -> Node | None:
         """The object under ``key`` (None when absent/null); another type is an error."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
+        if type(value) is dict:
+            return Node(value, self, key)
         if value is None:
             return None
         if not isinstance(value, dict):
@@ -124,7 +145,7 @@ class Node:
     def get_list(self, key: str) -> list[Node]:
         """The array under ``key`` as nodes ([] when absent/null); another type is an error."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
-        if value is None:
+        if value is None or value == []:  # nothing to wrap (an empty array is common)
             return []
         if not isinstance(value, list):
             raise Node(value, self, key).error(f"expected array, got {type_name(value)}")
@@ -134,6 +155,8 @@ class Node:
     def get_str(self, key: str, default: str = "") -> str:
         """The string under ``key`` (``default`` when absent/null); another type is an error."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
+        if type(value) is str:
+            return value
         if value is None:
             return default
         if not isinstance(value, str):
@@ -142,14 +165,15 @@ class Node:
 
     def get_strs(self, *keys: str) -> list[str]:
         """Several string fields at once ('' when absent/null); another type is an error."""
-        data = self.v if type(self.v) is dict else self.as_obj()
+        get = (self.v if type(self.v) is dict else self.as_obj()).get
         out: list[str] = []
+        append = out.append
         for key in keys:
-            value = data.get(key)
-            if value is None:
-                out.append("")
-            elif type(value) is str:
-                out.append(value)
+            value = get(key)
+            if type(value) is str:
+                append(value)
+            elif value is None:
+                append("")
             elif isinstance(value, str):
                 out.append(str(value))
             else:
@@ -159,6 +183,8 @@ class Node:
     def get_text(self, key: str) -> str:
         """A scalar under ``key`` shown as text: strings as-is, numbers/booleans printed."""
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
+        if type(value) is str:
+            return value
         if value is None:
             return ""
         if isinstance(value, str):
@@ -196,11 +222,11 @@ class Node:
         for key, value in self.as_obj().items():
             yield key, Node(value, self, key)
 
-    def json(self, key: str) -> Node | None:
+    def json(self, key: str, memo: JsonMemo | None = None) -> Node | None:
         """Decode the JSON document held as a string under ``key`` (None when absent/empty).
 
         Plain ``text`` and FINAL ``content.answer`` are JSON inside JSON; a value that is
-        already decoded (object or array) is accepted as is.
+        already decoded (object or array) is accepted as is. ``memo``: see :func:`loads_memo`.
         """
         value = (self.v if type(self.v) is dict else self.as_obj()).get(key)
         if value is None or value == "":
@@ -210,7 +236,7 @@ class Node:
         if not isinstance(value, str):
             raise Node(value, self, key).error(f"expected JSON string, got {type_name(value)}")
         try:
-            decoded = orjson.loads(value)
+            decoded = loads_memo(value, memo)
         except orjson.JSONDecodeError as exc:
             raise Node(value, self, key).error(f"embedded JSON does not parse: {exc}") from None
         return Node(decoded, self, key)

@@ -144,3 +144,26 @@ def test_node_path_rendering() -> None:
     with pytest.raises(PayloadError) as info:
         child.get_str("b")
     assert info.value.path == "root.a[0].b"
+
+
+@pytest.mark.parametrize("value", [0, "", False, {}, 0.0, "x", {"a": 1}, 3])
+def test_get_list_refuses_every_other_type_even_falsy(value: Any) -> None:
+    """An empty array and null give []; any other value, falsy or not, names its path."""
+    root = Node({"a": value, "e": [], "n": None}, None, "p")
+    assert root.get_list("e") == [] and root.get_list("n") == [] and root.get_list("m") == []
+    with pytest.raises(PayloadError) as err:
+        root.get_list("a")
+    assert err.value.path == "p.a" and "expected array" in err.value.message
+
+
+def test_readers_of_the_common_type_and_of_the_others() -> None:
+    """Strings and objects come back as they are; null is the default; a wrong type raises."""
+    root = Node({"s": "v", "o": {"k": 1}, "n": None, "i": 4, "b": True}, None, "p")
+    assert root.get_str("s") == "v" and root.get_str("n", "d") == "d"
+    assert root.get_text("s") == "v" and root.get_text("i") == "4" and root.get_text("b") == "true"
+    obj = root.get_obj("o")
+    assert obj is not None and obj.v == {"k": 1} and obj.path == "p.o"
+    assert root.get_obj("n") is None and root.get_strs("s", "n") == ["v", ""]
+    for read in (root.get_str, root.get_obj, lambda k: root.get_strs("s", k)):
+        with pytest.raises(PayloadError):
+            read("i")

@@ -10,7 +10,7 @@ import pytest
 
 from pplx_archiver.core import flow as flow_mod
 from pplx_archiver.core.assets import extract_assets
-from pplx_archiver.core.decode import decode_thread
+from pplx_archiver.core.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.flow import AssetsNeed, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import AssetFile, ListingRow, RawPage, ThreadInput
 from pplx_archiver.core.paginate import BLOCKS, PLAIN
@@ -81,9 +81,15 @@ def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None
     """A thread without schematized pages or signed URLs is decoded exactly once."""
     calls: list[int] = []
 
-    def counting(plain: Sequence[RawPage], blocks: Sequence[RawPage]) -> Thread:
+    def counting(
+        plain: Sequence[RawPage],
+        blocks: Sequence[RawPage],
+        memo: DecodeMemo | None = None,
+        *,
+        items: bool = True,
+    ) -> Thread:
         calls.append(len(blocks))
-        return decode_thread(plain, blocks)
+        return decode_thread(plain, blocks, memo, items=items)
 
     monkeypatch.setattr(flow_mod, "decode_thread", counting)
     entry = b.entry("e1", 0, blocks=[b.answer_block("Answer.")])

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pplx_archiver.core import scrub
 from pplx_archiver.core.scrub import scrub_signed_urls
 from tests.core.simcorpus import account
 
@@ -104,3 +107,54 @@ def test_the_quick_check_skips_only_bodies_without_any_parameter() -> None:
         assert scrub_signed_urls(body) == reference(body)
     plain = orjson.dumps({"u": "https://x/y?a=1&b=2", "t": "sign here"})
     assert scrub_signed_urls(plain) is plain
+
+
+Spans = list[tuple[int, int, int]]
+FINDERS = [scrub._spans_at_equals, scrub._spans_by_name]
+
+
+@pytest.mark.parametrize("find", FINDERS, ids=lambda f: f.__name__)
+@given(pieces=st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=40))
+def test_both_ways_of_finding_mask_what_the_reference_masks(
+    find: Callable[[bytes], Spans], pieces: list[str]
+) -> None:
+    """Read at each ``=`` or searched by name: byte for byte the reference, whatever the
+    density of ``=`` that chooses between them."""
+    body = "".join(pieces).encode("utf-8", "surrogatepass")
+    assert scrub._masked(body, find(body)) == reference(body)
+
+
+@pytest.mark.parametrize("find", FINDERS, ids=lambda f: f.__name__)
+def test_both_ways_of_finding_agree_on_simulator_pages(
+    find: Callable[[bytes], Spans],
+) -> None:
+    """Plain and schematized pages of the simulated account: the reference's bytes."""
+    bodies = [
+        orjson.dumps(p.body)
+        for inp, _ in account(40, 3)
+        for p in (*inp.plain_pages, *inp.blocks_pages)
+    ]
+    assert any(reference(b) != b for b in bodies)
+    for body in bodies:
+        assert scrub._masked(body, find(body)) == reference(body)
+
+
+def test_the_density_of_equals_signs_chooses_the_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page with few ``=`` is read at each of them, one full of them by name."""
+    used: list[str] = []
+
+    def spying(find: Callable[[bytes], Spans]) -> Callable[[bytes], Spans]:
+        def spy(body: bytes) -> Spans:
+            used.append(find.__name__)
+            return find(body)
+
+        return spy
+
+    for find in FINDERS:
+        monkeypatch.setattr(scrub, find.__name__, spying(find))
+    url = "https://cdn.test/r.md?Expires=1&Signature=secret"
+    sparse = orjson.dumps({"u": url, "t": "x" * 5000})
+    dense = orjson.dumps({"u": url, "t": "a=b " * 2000})
+    assert b"secret" not in scrub.scrub_signed_urls(sparse)
+    assert b"secret" not in scrub.scrub_signed_urls(dense)
+    assert used == ["_spans_at_equals", "_spans_by_name"]
