@@ -8,7 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from pplx_archiver.shell.net.ratelimit import ConcurrencyWindow, RateLimiter
+from pplx_archiver.shell.net.ratelimit import RateLimiter
+from pplx_archiver.shell.net.window import ConcurrencyWindow
 from tests.shell.fake_time import StepTime, VirtualTime
 
 

@@ -16,10 +16,9 @@ The archive's writer moves the staged files into ``<thread>/assets/`` and writes
 before it marks the thread done (the :class:`~pplx_archiver.core.writes.ThreadCommit` or
 :class:`~pplx_archiver.core.writes.AssetPlacement` plan), so a crash never leaves a partial
 file in the archive. Names, extensions and the manifest are the core's (``asset_files``).
-A failed version (too large is final) makes the thread's assets incomplete: the index
-records ``assets_complete: false`` and the next run retries it.
-
-Log events: ``ASSET_URL_REFRESHED``, ``ASSET_FAILED``, ``ASSET_TOO_LARGE``, ``ASSETS_ARCHIVED``.
+A failed version (too large is final) makes the thread's assets incomplete (the index
+records ``assets_complete: false``; the next run retries). Log events: ``ASSET_URL_REFRESHED``,
+``ASSET_FAILED``, ``ASSET_TOO_LARGE``, ``ASSETS_ARCHIVED``.
 """
 
 from __future__ import annotations
@@ -369,12 +368,10 @@ async def open_assets(
     clock: Callable[[], float] = time.monotonic,
     shared: OriginBudget | None = None,
 ) -> AsyncIterator[AssetSession]:
-    """The run's asset session (CDN client, staging under ``<out>/index/staging``), installed
-    for the block; staged leftovers of this or a crashed earlier run are removed.
-
-    ``sleep``/``clock`` pace the CDN budget (pauses, backoffs); a run passes the ones of its
-    API client so that every wait of the run is on one clock; ``shared`` is the API's budget,
-    which downloads from the API's own origin pass too."""
+    """The run's asset session (CDN client, staging under ``<out>/index/staging``) for the
+    block; staged leftovers of this or a crashed earlier run are removed. ``sleep``/``clock``
+    pace the CDN budget (a run passes its API client's: one clock for every wait);
+    downloads from the API's own origin also pass ``shared``, the API's budget."""
     staging = Path(archive.out) / "index" / "staging"
     remove_dead_staging(staging)  # leftovers of an interrupted run, never a live run's
     downloader = (

@@ -5,7 +5,7 @@ concurrency, redirects never followed), the account-wide
 :class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` and the
 :class:`~pplx_archiver.shell.net.retry.Retrier`. Every call goes concurrency window → limiter →
 request → seam → retry policy; a 503 shrinks the
-:class:`~pplx_archiver.shell.net.ratelimit.ConcurrencyWindow` to what the server took
+:class:`~pplx_archiver.shell.net.window.ConcurrencyWindow` to what the server took
 (``SERVER_BUSY``), so a server that limits requests in flight is not flooded with retries.
 ``/rest/*`` calls carry ``version=2.18&source=default``; every call carries the browser-like
 headers of docs/dev/api.md §1 with a fresh ``x-request-id`` and, once known, ``x-pplx-account``.
@@ -43,7 +43,6 @@ from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, cookie_header, e
 from pplx_archiver.shell.net.download import OriginBudget
 from pplx_archiver.shell.net.ratelimit import (
     Clock,
-    ConcurrencyWindow,
     LimiterSnapshot,
     RateLimiter,
     Sleep,
@@ -59,6 +58,7 @@ from pplx_archiver.shell.net.seam import (
     request_kind,
 )
 from pplx_archiver.shell.net.transport import LeanTransport
+from pplx_archiver.shell.net.window import ConcurrencyWindow
 
 __all__ = ["ApiClient", "ClientStats", "map_response", "parse_retry_after", "parse_set_cookie"]
 
