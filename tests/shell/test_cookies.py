@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.shell.net.cookies import (
     LAST_ACTIVE_COOKIE,
     NEXT_AUTH_COOKIE,
+    JarlessClient,
     account_id_from_cookies,
     parse_cookie_header,
     read_cookie_file,
@@ -114,3 +116,20 @@ def test_cookie_header_parsing() -> None:
         "x": "1",
         "y": "",
     }
+
+
+async def test_jarless_client_keeps_and_sends_no_cookie() -> None:
+    """Set-Cookie answers are not stored; the cookie set cannot be replaced."""
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, headers=[("set-cookie", "planted=1; Path=/")])
+
+    async with JarlessClient(transport=httpx.MockTransport(handler)) as client:
+        await client.get("https://cdn.example/a")
+        await client.get("https://cdn.example/b")
+        assert len(client.cookies) == 0
+        with pytest.raises(TypeError):
+            client.cookies = {"x": "1"}
+    assert [r.headers.get("cookie") for r in seen] == [None, None]

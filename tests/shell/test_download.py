@@ -177,6 +177,14 @@ async def test_a_body_past_the_memory_bound_is_streamed_to_the_file(
             await cdn.download(CDN, tmp_path / "huge.bin")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]  # no part file left
 
+    def short(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=_Chunks(chunks), headers={"content-length": "50"})
+
+    async with _downloader(httpx.MockTransport(short), attempts=1) as cdn:
+        with pytest.raises(AssetDownloadError, match="Content-Length said 50"):
+            await cdn.download(CDN, tmp_path / "short.bin")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]  # neither part nor name
+
 
 async def test_a_429_waits_its_retry_after_and_pauses_no_other_download(tmp_path: Path) -> None:
     """The refused download sleeps its Retry-After; the limiter sets no shared pause."""

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
-import importlib.abc
-import sys
 
 import httpx
 import pytest
@@ -373,33 +370,6 @@ async def test_curl_transport_adapts_requests_and_errors() -> None:
     await transport.aclose()
 
 
-class _RecordingFinder(importlib.abc.MetaPathFinder):
-    """Records every module name the import system is asked to find."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
-        self.asked.append(fullname)
-
-
-def test_event_loop_detection_needs_no_import_search() -> None:
-    """httpcore tells asyncio apart without a failed import per request (sniffio installed)."""
-    from httpcore import _synchronization
-
-    finder = _RecordingFinder()
-
-    async def detect() -> str:
-        sys.meta_path.insert(0, finder)
-        try:
-            return _synchronization.current_async_library()
-        finally:
-            sys.meta_path.remove(finder)
-
-    assert asyncio.run(detect()) == "asyncio"
-    assert finder.asked == []
-
-
 def test_403_challenge_page_without_html_type_or_leading_tag() -> None:
     """A 403 whose body is a challenge page is a challenge even as JSON, behind a comment."""
     body = b"<!-- edge --><div id='cf-chl-widget'>Just a moment...</div>"
@@ -409,3 +379,33 @@ def test_403_challenge_page_without_html_type_or_leading_tag() -> None:
         response = httpx.Response(403, content=body, headers=headers, request=request)
         with pytest.raises(ChallengeError):
             map_response(response)
+
+
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/rest/thread/abc", None),
+        ("/rest/thread/abc", [("limit", "100"), ("cursor", "a b/c+d=é&?#")]),
+        ("/rest/thread/abc", {"with_schematized_response": True, "limit": 5, "x": None}),
+        ("/rest/thread/abc", [("version", "9"), ("k", "1"), ("k", "2")]),
+        ("/rest/thread/%E2%9C%93-slug", [("q", "✓")]),
+        ("/rest/thread/abc?already=1", [("limit", "2")]),
+        ("/api/auth/session", None),
+        ("/api/auth/session", [("a", "")]),
+    ],
+)
+async def test_request_urls_are_those_httpx_would_merge(path: str, params: object) -> None:
+    """The URL parsed once with its query is byte for byte the URL httpx's merge builds."""
+    async with make_client(lambda r: json_response({})) as client:
+        query = client._query(path, params)  # type: ignore[arg-type]
+        merged = client._http.build_request(
+            "GET", httpx.URL(client.base_url + path), params=query
+        ).url
+        built = client._url(path, params)  # type: ignore[arg-type]
+    assert (built.raw_scheme, built.raw_host, built.port) == (
+        merged.raw_scheme,
+        merged.raw_host,
+        merged.port,
+    )
+    assert built.raw_path == merged.raw_path
+    assert str(built) == str(merged)

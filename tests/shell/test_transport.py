@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib.abc
 import socket
+import sys
 from collections.abc import AsyncIterator
 
 import httpx
@@ -149,3 +151,33 @@ async def test_a_refused_connection_is_an_httpx_connect_error() -> None:
 def test_max_connections_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_connections"):
         LeanTransport(max_connections=0, max_keepalive=0)
+
+
+class _RecordingFinder(importlib.abc.MetaPathFinder):
+    """Records every module the import system is asked to search for."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        self.asked.append(fullname)
+
+
+async def test_a_request_searches_for_no_module() -> None:
+    """Once warm, a request through the client and the lean transport imports nothing.
+
+    httpcore's pool asked for ``sniffio`` on every lock and request, and without it installed
+    each ask was a failed import searching all of ``sys.path`` (docs/dev/performance.md)."""
+    finder = _RecordingFinder()
+    async with (
+        loopback() as server,
+        _client(LeanTransport(max_connections=2, max_keepalive=2)) as c,
+    ):
+        await c.get(f"{server.url}/warm")
+        sys.meta_path.insert(0, finder)
+        try:
+            for i in range(3):
+                assert (await c.get(f"{server.url}/r{i}")).status_code == 200
+        finally:
+            sys.meta_path.remove(finder)
+    assert finder.asked == []

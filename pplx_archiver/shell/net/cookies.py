@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from pplx_archiver.errors import ConfigError
 
 NEXT_AUTH_COOKIE = "__Secure-next-auth.session-token"
@@ -48,6 +50,35 @@ def empty_cookie_jar() -> http.cookiejar.CookieJar:
     downloader sends none. Neither lets a response plant a cookie for a later request.
     """
     return http.cookiejar.CookieJar(policy=_KeepNothing())
+
+
+class _NoCookies(httpx.Cookies):
+    """httpx's cookie set over a jar that keeps nothing, without parsing every answer.
+
+    httpx wraps each answer and its request in urllib objects for the jar to look at its
+    ``Set-Cookie`` headers; the jar would keep nothing, so that work is skipped.
+    """
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class JarlessClient(httpx.AsyncClient):
+    """An :class:`httpx.AsyncClient` whose cookie set is always empty (see
+    :func:`empty_cookie_jar`): a response never plants a cookie for a later request."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cookies=empty_cookie_jar(), **kwargs)
+        self._no_cookies = _NoCookies(empty_cookie_jar())
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        """The empty cookie set (nothing is ever stored in it)."""
+        return self._no_cookies
+
+    @cookies.setter
+    def cookies(self, cookies: Any) -> None:
+        raise TypeError("this client keeps no cookies")
 
 
 def is_session_cookie(name: str) -> bool:

@@ -42,7 +42,7 @@ import anyio
 import httpx
 
 from pplx_archiver.errors import FetchError
-from pplx_archiver.shell.net.cookies import empty_cookie_jar
+from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter
 from pplx_archiver.shell.net.transport import LeanTransport
 
@@ -176,14 +176,13 @@ class CdnDownloader:
         self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
         self.shared = shared
         self._sleep = sleep
-        self._http = httpx.AsyncClient(
+        self._http = JarlessClient(
             transport=transport
             or LeanTransport(max_connections=concurrency, max_keepalive=concurrency),
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
             timeout=httpx.Timeout(timeout, connect=min(30.0, timeout)),
             follow_redirects=True,
             max_redirects=MAX_REDIRECTS,
-            cookies=empty_cookie_jar(),
             trust_env=False,
             headers={"Accept": "*/*", "Accept-Encoding": "identity"},
         )
@@ -256,11 +255,7 @@ class CdnDownloader:
                 announced = _content_length(response)
                 if announced is not None and announced > self.max_bytes:
                     raise AssetTooLargeError(self.max_bytes, announced)
-                size, digest = await self._stream_to(response, part)
-                if announced is not None and announced != size:
-                    raise AssetDownloadError(
-                        f"body of {size} bytes, Content-Length said {announced}", transient=True
-                    )
+                size, digest = await self._stream_to(response, part, dest, announced)
                 ctype = response.headers.get("content-type", "")
         except httpx.TooManyRedirects:
             _discard(part)
@@ -273,7 +268,6 @@ class CdnDownloader:
         except BaseException:
             _discard(part)
             raise
-        await anyio.to_thread.run_sync(os.replace, part, dest)
         return Downloaded(dest, size, digest, ctype)
 
     def _check_status(self, response: httpx.Response) -> None:
@@ -293,12 +287,15 @@ class CdnDownloader:
             raise AssetDownloadError("not on the CDN (HTTP 404)", status=404)
         raise AssetDownloadError(f"unexpected CDN answer (HTTP {status})", status=status)
 
-    async def _stream_to(self, response: httpx.Response, part: Path) -> tuple[int, str]:
-        """Write the body to ``part`` (fsynced); abort as soon as it passes ``max_bytes``.
+    async def _stream_to(
+        self, response: httpx.Response, part: Path, dest: Path, announced: int | None
+    ) -> tuple[int, str]:
+        """Write the body to ``part``, fsync it and rename it to ``dest``; abort as soon as it
+        passes ``max_bytes``, refuse it when its size is not the ``announced`` one.
 
-        A body of up to ``IN_MEMORY_MAX`` bytes is gathered in memory and written, fsynced
-        and closed in one worker-thread call (a thread hop per chunk cost more CPU than the
-        download itself); a larger one is streamed to the file chunk by chunk.
+        A body of up to ``IN_MEMORY_MAX`` bytes is gathered in memory and written, fsynced,
+        closed and renamed in one worker-thread call (a thread hop per chunk cost more CPU
+        than the download itself); a larger one is streamed to the file chunk by chunk.
         """
         digest = hashlib.sha256()
         size = 0
@@ -317,10 +314,14 @@ class CdnDownloader:
                 if size > IN_MEMORY_MAX:
                     fh = await anyio.to_thread.run_sync(_open_part, part, b"".join(held))
                     held = []
+            if announced is not None and announced != size:
+                raise AssetDownloadError(
+                    f"body of {size} bytes, Content-Length said {announced}", transient=True
+                )
             if fh is None:
-                await anyio.to_thread.run_sync(_write_part, part, b"".join(held))
+                await anyio.to_thread.run_sync(_write_part, part, b"".join(held), dest)
             else:
-                await anyio.to_thread.run_sync(_sync_close, fh)
+                await anyio.to_thread.run_sync(_sync_close, fh, part, dest)
                 fh = None
         finally:
             if fh is not None:
@@ -335,14 +336,16 @@ def _open_part(part: Path, head: bytes) -> BinaryIO:
     return fh
 
 
-def _sync_close(fh: BinaryIO) -> None:
+def _sync_close(fh: BinaryIO, part: Path, dest: Path) -> None:
+    """Flush, fsync and close the staging file, then rename it to its staged name."""
     fh.flush()
     os.fsync(fh.fileno())
     fh.close()
+    part.replace(dest)
 
 
-def _write_part(part: Path, data: bytes) -> None:
-    _sync_close(_open_part(part, data))
+def _write_part(part: Path, data: bytes, dest: Path) -> None:
+    _sync_close(_open_part(part, data), part, dest)
 
 
 def _content_length(response: httpx.Response) -> int | None:

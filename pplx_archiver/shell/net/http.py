@@ -39,7 +39,7 @@ import httpx
 from pplx_archiver.errors import BodyTooLargeError, DeadlineError, FetchError, TransientError
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
-from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, cookie_header, empty_cookie_jar
+from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, JarlessClient, cookie_header
 from pplx_archiver.shell.net.download import OriginBudget
 from pplx_archiver.shell.net.ratelimit import (
     Clock,
@@ -144,7 +144,7 @@ class ApiClient:
             transport = LeanTransport(
                 max_connections=settings.concurrency, max_keepalive=settings.concurrency
             )
-        self._http = httpx.AsyncClient(
+        self._http = JarlessClient(
             transport=transport,
             limits=httpx.Limits(
                 max_connections=settings.concurrency,
@@ -154,7 +154,6 @@ class ApiClient:
                 settings.request_timeout, connect=min(30.0, settings.request_timeout)
             ),
             follow_redirects=False,
-            cookies=empty_cookie_jar(),
             trust_env=False,
         )
         self._log = get_logger()
@@ -279,11 +278,9 @@ class ApiClient:
         """
         label = kind or request_kind(path)
         await self.limiter.acquire()
-        url = httpx.URL(self._base + path)
+        url = self._url(path, None)
         headers = self._headers(url) | {"Accept": "text/event-stream"}
-        request = self._http.build_request(
-            "POST", url, params=self._query(path, None), json=json, headers=headers
-        )
+        request = self._http.build_request("POST", url, json=json, headers=headers)
         self._requests[label] += 1
         try:
             response = await self._http.send(request, stream=True)
@@ -314,6 +311,11 @@ class ApiClient:
             pairs += [(k, v) for k, v in REST_PARAMS if k not in present]
         return pairs
 
+    def _url(self, path: str, params: Params | None) -> httpx.URL:
+        """The request URL with its query (replacing any in ``path``, as httpx's ``params=``
+        does), parsed once: a parsed URL given ``params`` would be parsed again."""
+        return httpx.URL(self._base + path, params=self._query(path, params))
+
     def _is_api_origin(self, url: httpx.URL) -> bool:
         return (url.scheme, url.host, url.port) == self._origin
 
@@ -340,10 +342,8 @@ class ApiClient:
     async def _send_once(
         self, method: str, path: str, params: Params | None, json: Any, kind: str
     ) -> tuple[Any, bytes]:
-        url = httpx.URL(self._base + path)
-        request = self._http.build_request(
-            method, url, params=self._query(path, params), json=json, headers=self._headers(url)
-        )
+        url = self._url(path, params)
+        request = self._http.build_request(method, url, json=json, headers=self._headers(url))
         self._requests[kind] += 1
         try:
             # One deadline for the whole request: connect, headers and every body byte.
