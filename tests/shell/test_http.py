@@ -291,6 +291,21 @@ async def test_transport_errors_are_transient(exc: httpx.HTTPError) -> None:
     assert client.stats().requests_by_kind == {"thread": 1}
 
 
+async def test_a_broken_answer_names_the_host_and_what_was_wrong() -> None:
+    """A server that does not speak HTTP: the error line says which host and why."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.RemoteProtocolError("invalid status line b'garbage'", request=request)
+
+    async with make_client(handler, max_attempts=1) as client:
+        with pytest.raises(TransientError) as info:
+            await client.get_json("/rest/thread/abc")
+    message = str(info.value)
+    assert "connection to www.perplexity.ai failed" in message
+    assert "invalid status line b'garbage'" in message
+    assert "RemoteProtocolError" in message
+
+
 async def test_counters_by_kind_and_status() -> None:
     """Requests are counted by kind and responses by status, retries included."""
     calls = {"n": 0}

@@ -173,7 +173,8 @@ def map_transport_error(exc: httpx.HTTPError, where: str) -> FetchError:
             host=host,
         )
     if isinstance(exc, httpx.TransportError | httpx.DecodingError):
-        return TransientError(f"connection failed ({type(exc).__name__})", url=where)
+        why = f"{type(exc).__name__}: {str(exc)[:160]}" if str(exc) else type(exc).__name__
+        return TransientError(f"connection to {_host_of(exc)} failed ({why})", url=where)
     return FetchError(f"request failed ({type(exc).__name__})", url=where)
 
 
