@@ -92,7 +92,13 @@ QUICK = Sizes(bulk=300, sequential=3, scale=(300, 3000), mutate=3)
 
 
 class Bench:
-    """State shared by the scenarios of one run: temp root, sizes, archives built so far."""
+    """State shared by the scenarios of one run: temp root, sizes, archives built so far.
+
+    No scenario deletes what it wrote: the whole temp root goes at the end. On a file system
+    without a journal (ext4 here) deleting many files makes creating files slow for minutes
+    afterwards (docs/dev/performance.md, "The file system's cost per archive entry"), so a
+    deletion between scenarios would be paid by the next one's writer.
+    """
 
     def __init__(self, root: Path, sizes: Sizes) -> None:
         self.root = root
@@ -231,7 +237,6 @@ def scenario_1(bench: Bench) -> dict[str, Any]:
         "efficiency>=0.90": result["efficiency"] >= 0.90,
         "share_429<=0.02": result["share_429"] <= 0.02,
     }
-    shutil.rmtree(out, ignore_errors=True)
     return result
 
 
@@ -319,7 +324,6 @@ def scenario_3(bench: Bench) -> dict[str, Any]:
             "extrapolated_wall_h": round(extrapolated / 3600, 2),
             "speedup_of_scenario_2": round(extrapolated / bulk["wall_s"], 1),
         }
-    shutil.rmtree(out, ignore_errors=True)
     return result
 
 
@@ -454,13 +458,13 @@ def _scale_run(bench: Bench, n: int) -> dict[str, Any]:
     _check(run, f"scenario 7 at {n}")
     result = _base(7, f"scale {n}", n, run, stats)
     result["archive_entries"] = archive_entries(out)
-    shutil.rmtree(out, ignore_errors=True)
     return result | cpu
 
 
 def scenario_7(bench: Bench) -> dict[str, Any]:
     """Scale: peak RSS and client CPU per thread at two account sizes, zero latency."""
     small_n, large_n = bench.sizes.scale
+    inode_before = inode_create_ms(bench.root)
     fixed = _scale_run(bench, 1)  # start-up cost: imports, session, one listing page
     small = _scale_run(bench, small_n)
     large = _scale_run(bench, large_n)
@@ -469,7 +473,8 @@ def scenario_7(bench: Bench) -> dict[str, Any]:
         return 1000 * (run["client_cpu_s"] - fixed["client_cpu_s"]) / run["threads"]
 
     # Creating a file or folder is a fixed cost of this machine's file system, paid by the
-    # writer once per archive entry: the throughput it alone would allow.
+    # writer once per archive entry: the throughput it alone would allow (measured after the
+    # runs; the figure before them shows whether the file system was quiet when they began).
     inode_ms = inode_create_ms(bench.root)
     entries = large["archive_entries"] / large["threads"]
     rss_ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
@@ -494,6 +499,7 @@ def scenario_7(bench: Bench) -> dict[str, Any]:
         "threads_per_s": [_per_s(small), _per_s(large)],
         "file_system": {
             "inode_create_ms": inode_ms,
+            "inode_create_ms_before": inode_before,
             "entries_per_thread": round(entries, 2),
             "create_ms_per_thread": round(entries * inode_ms, 2),
             "threads_per_s_bound": round(1000 / (entries * inode_ms), 1) if inode_ms else None,
@@ -603,7 +609,6 @@ def scenario_10(bench: Bench) -> dict[str, Any]:
         **cpu,
     }
     result["targets"] = {"efficiency>=0.85": result["efficiency"] >= 0.85}
-    shutil.rmtree(out, ignore_errors=True)
     return result
 
 
