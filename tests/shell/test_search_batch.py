@@ -48,16 +48,24 @@ def _indexed(archive: Archive) -> set[str]:
 
 
 def test_one_transaction_for_the_whole_batch(tmp_path: Path) -> None:
-    """flush_done starts one write transaction however many threads the batch holds."""
+    """flush_done starts one write transaction however many threads the batch holds, and
+    writes the search rows without a savepoint per thread (FTS5 flushes at each one)."""
     with Archive(tmp_path / "a", group_commit=True) as archive:
         uuids = _batch(archive, 4)
         begins: list[str] = []
-        archive.index._db.set_trace_callback(
-            lambda sql: begins.append(sql) if sql.startswith("BEGIN") else None
-        )
+        savepoints: list[str] = []
+
+        def trace(sql: str) -> None:
+            if sql.startswith("BEGIN"):
+                begins.append(sql)
+            if sql.startswith("SAVEPOINT"):
+                savepoints.append(sql)
+
+        archive.index._db.set_trace_callback(trace)
         assert archive.flush_done() == 4
         archive.index._db.set_trace_callback(None)
         assert len(begins) == 1
+        assert savepoints == []
         assert {r.uuid for r in archive.iter_threads("done")} == set(uuids)
         assert _indexed(archive) == set(uuids)
 
@@ -69,8 +77,14 @@ def test_a_failing_search_update_costs_the_others_nothing(
     with Archive(tmp_path / "a", group_commit=True) as archive:
         uuids = _batch(archive, 3)
         _failing_for(monkeypatch, uuids[1], sqlite3.OperationalError("disk I/O error"))
+        begins: list[str] = []
+        archive.index._db.set_trace_callback(
+            lambda sql: begins.append(sql) if sql.startswith("BEGIN") else None
+        )
         with structlog.testing.capture_logs() as logs:
             assert archive.flush_done() == 3
+        archive.index._db.set_trace_callback(None)
+        assert len(begins) == 2  # the fast try, rolled back, then each thread in a savepoint
         failed = [e for e in logs if e["event"] == "SEARCH_INDEX_FAILED"]
         assert [e["thread_uuid"] for e in failed] == [uuids[1]]
         assert {r.uuid for r in archive.iter_threads("done")} == set(uuids)

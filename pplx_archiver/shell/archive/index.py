@@ -33,13 +33,14 @@ from pplx_archiver.shell.archive.index_schema import (
     SCHEMA_VERSION,
     STATUSES,
     TERMINAL_STATUSES,
+    HookFailed,
     RunRow,
     ThreadRow,
     rekey_rows,
 )
 
 __all__ = ["REINDEX_HINT", "SCHEMA_VERSION", "STATUSES", "TERMINAL_STATUSES"]
-__all__ += ["Done", "Index", "RunRow", "ThreadRow"]
+__all__ += ["Done", "HookFailed", "Index", "RunRow", "ThreadRow"]
 
 # A thread a group commit marks done: uuid, account, index fields, the hook run with it.
 Done = tuple[str, str, Mapping[str, Any], Callable[[sqlite3.Connection], None] | None]
@@ -255,10 +256,8 @@ class Index:
         run_id: int | None = None,
         hook: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
-        """Mark a thread done with its new state and variant keys, in one transaction.
-
-        ``hook`` runs inside that transaction (the search index updates the thread's rows).
-        """
+        """Mark a thread done with its new state and variant keys, in one transaction;
+        ``hook`` runs inside it (the search index updates the thread's rows)."""
         with self._tx() as db:
             self._done(db, uuid, account, fields)
             self._put_variants(db, variants, run_id)
@@ -270,13 +269,21 @@ class Index:
 
         Each thread's hook runs right after its row is updated; a hook keeps its own failures
         to itself (the search hook rolls back to its savepoint), while any other error rolls
-        the whole batch back: no thread of it is marked done.
+        the whole batch back: no thread of it is marked done. A hook's ``fast`` form (no
+        savepoint: FTS5 writes its pending rows out at every one) is tried first; when one
+        raises :class:`HookFailed` the batch is rolled back and marked with every hook guarded.
         """
+        try:
+            self._mark_batch(batch, fast=True)
+        except HookFailed:
+            self._mark_batch(batch, fast=False)
+
+    def _mark_batch(self, batch: Sequence[Done], *, fast: bool) -> None:
         with self._tx() as db:
             for uuid, account, fields, hook in batch:
                 self._done(db, uuid, account, fields)
                 if hook is not None:
-                    hook(db)
+                    (getattr(hook, "fast", hook) if fast else hook)(db)
 
     def _done(self, db: sqlite3.Connection, uuid: str, account: str, fields: Any) -> None:
         cleared = dict.fromkeys(("error", "error_path", "first_failed_at", "last_failed_at"))

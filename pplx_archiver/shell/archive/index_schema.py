@@ -100,6 +100,10 @@ MIGRATIONS: dict[int, tuple[str, ...] | Callable[[sqlite3.Connection], None]] = 
 }
 
 
+class HookFailed(Exception):
+    """A hook's ``fast`` form failed: its batch is marked again with every hook guarded."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ThreadRow:
     """One thread's state as the index records it (JSON columns decoded)."""

@@ -37,6 +37,7 @@ import structlog
 
 from pplx_archiver.core.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.index import HookFailed
 
 log = structlog.get_logger()
 
@@ -161,8 +162,13 @@ def gram_token(gram: str) -> str:
 
 
 def gram_tokens(values: Iterable[str]) -> str:
-    """The distinct grams of the values (each folded) as ``ascii`` tokens, sorted: every 1-,
-    2- and 3-character piece of a value, and every space-centred piece."""
+    """The distinct grams of the values (each folded) as ``ascii`` tokens: every 1-, 2- and
+    3-character piece of a value, and every space-centred piece.
+
+    In no set order (it changes from one process to the next): the gram table stores no
+    positions (``detail=none``), so removing a row needs the same tokens, not the same order,
+    and sorting them cost ~15 % of the extraction.
+    """
     short: set[str] = set()
     wide: set[str] = set()
     for value in values:
@@ -177,7 +183,6 @@ def gram_tokens(values: Iterable[str]) -> str:
     else:
         tokens = cast(list[str], found)
     tokens += map(_wide_token, wide)
-    tokens.sort()
     return " ".join(tokens)
 
 
@@ -332,23 +337,40 @@ def meta_of(
 Hook = Callable[[sqlite3.Connection], None]
 
 
-def thread_hook(meta: ThreadMeta, prose: ThreadProse | None) -> Hook:
-    """The callable the store runs inside the transaction marking the thread done."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class SearchHook:
+    """The search rows of one thread, written inside the transaction marking it done.
 
-    def hook(db: sqlite3.Connection) -> None:
-        # A failure here must not cost the thread its "done": the search rows are rolled
-        # back alone and the index is marked stale (the next search rebuilds it).
+    Called, it keeps a failure to itself: the rows are rolled back alone (a savepoint) and
+    the index is marked stale (the next search rebuilds it), so the thread stays done.
+    :meth:`fast` writes them without a savepoint and raises :class:`HookFailed` instead;
+    ``Index.mark_done_many`` tries a batch that way first (see there).
+    """
+
+    meta: ThreadMeta
+    prose: ThreadProse | None
+
+    def __call__(self, db: sqlite3.Connection) -> None:
         db.execute("SAVEPOINT search_index")
         try:
-            index_thread(db, meta, prose)
+            index_thread(db, self.meta, self.prose)
         except (sqlite3.Error, ValueError) as exc:
             db.execute("ROLLBACK TO search_index")
-            log.warning("SEARCH_INDEX_FAILED", thread_uuid=meta.uuid, error=str(exc))
+            log.warning("SEARCH_INDEX_FAILED", thread_uuid=self.meta.uuid, error=str(exc))
             with contextlib.suppress(sqlite3.Error):
                 set_meta(db, "state", "stale")
         db.execute("RELEASE search_index")
 
-    return hook
+    def fast(self, db: sqlite3.Connection) -> None:
+        try:
+            index_thread(db, self.meta, self.prose)
+        except (sqlite3.Error, ValueError) as exc:
+            raise HookFailed(f"{self.meta.uuid}: {exc}") from exc
+
+
+def thread_hook(meta: ThreadMeta, prose: ThreadProse | None) -> SearchHook:
+    """The callable the store runs inside the transaction marking the thread done."""
+    return SearchHook(meta, prose)
 
 
 def open_readonly(path: Path) -> sqlite3.Connection:
