@@ -61,9 +61,10 @@ def _register() -> None:
 
 def main() -> None:
     """Console-script entry point."""
-    from pplx_archiver.shell.run.allocator import tune_allocator
+    from pplx_archiver.shell.run.allocator import tune_allocator, tune_gc
 
     tune_allocator()  # before any worker thread: large buffers stay out of the heap arenas
     _register()
+    tune_gc()  # the commands are imported: what exists now lives as long as the process
     app(prog_name="pplx-export")
     sys.exit(0)

@@ -17,13 +17,13 @@ the assets and is rendered. Only when the scrub changed a page are the assets re
 second decode of the pages as received, because their signed URLs must still be valid to
 download them.
 
-A thread with schematized pages is decoded more than once (its plain pages to decide, then
-both flavours, then the pages as received when the scrub changed one). Its decodes share one
-:class:`~pplx_archiver.core.decode.DecodeMemo`, so each embedded JSON text is parsed once and
-an entry already decoded the same way from an equal value is not decoded again; and when no
-plain entry has a search mode (the decision is then certainly "fetch them", see
-:func:`~pplx_archiver.core.modes.may_stay_plain`) the plain pages are decoded to decide
-without their workflow items, which the decode of both flavours reads.
+When no plain entry has a search mode the decision is certainly "fetch the schematized
+pages" (:func:`~pplx_archiver.core.modes.may_stay_plain`) and the plain pages are decoded only
+with them. Otherwise a thread with schematized pages is decoded more than once (its plain
+pages to decide, then both flavours, then the pages as received when the scrub changed one);
+its decodes share one :class:`~pplx_archiver.core.decode.DecodeMemo`, so each embedded JSON
+text is parsed once and an entry already decoded the same way from an equal value is not
+decoded again.
 """
 
 from __future__ import annotations
@@ -135,16 +135,11 @@ def _flavour(
 
 
 def _decode(
-    tid: str,
-    plain: tuple[RawPage, ...],
-    blocks: tuple[RawPage, ...],
-    memo: DecodeMemo,
-    *,
-    items: bool = True,
+    tid: str, plain: tuple[RawPage, ...], blocks: tuple[RawPage, ...], memo: DecodeMemo
 ) -> Thread:
     """:func:`decode_thread` with hostile nesting or values reported as a PayloadError."""
     try:
-        return decode_thread(plain, blocks, memo, items=items)
+        return decode_thread(plain, blocks, memo)
     except RecursionError:
         raise PayloadError(tid, "payload nested too deeply to render") from None
     except (TypeError, ValueError) as exc:
@@ -166,14 +161,14 @@ def thread_flow(
     tid = row.thread_id
     memo = DecodeMemo()  # each embedded JSON text parsed once, each entry decoded once
     plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
-    # Without a search-mode entry the plain pages are decoded only to decide and to be
-    # checked: their workflow items are left for the decode with the schematized pages.
-    stay_plain = may_stay_plain(plain.pages)
-    plain_thread = _decode(tid, plain.pages, (), memo, items=stay_plain)
-    thread: Thread | None = plain_thread if stay_plain else None
+    # Without a search-mode entry the schematized pages are certainly needed: the plain
+    # pages are then decoded only once, with them (which checks them as well).
+    thread: Thread | None = None
+    if may_stay_plain(plain.pages):
+        thread = _decode(tid, plain.pages, (), memo)
     blocks: FlavourPlan | None = None
     blocks_live: tuple[RawPage, ...] = ()
-    if blocks_needed(plain_thread, row):
+    if thread is None or blocks_needed(thread, row):
         blocks, blocks_live = yield from _flavour(tid, BLOCKS, page_limit)
         thread = None  # the schematized pages change the decoded thread
     inp = ThreadInput(

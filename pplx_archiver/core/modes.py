@@ -132,8 +132,8 @@ def may_stay_plain(plain_pages: Sequence[RawPage]) -> bool:
     """False when :func:`blocks_needed` is certainly True for any decode of these pages.
 
     It can only be False with an entry whose ``search_mode`` reads as a search mode
-    (``SEARCH``, ``STUDIO``); without one, the plain pages are read only to decide and to
-    check them, and their workflow items need not be decoded (``items=False``).
+    (``SEARCH``, ``STUDIO``); without one, the schematized pages are certainly needed and
+    the thread's flow decodes the plain pages only with them.
     """
     for page in plain_pages:
         body = page.body

@@ -85,11 +85,9 @@ def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None
         plain: Sequence[RawPage],
         blocks: Sequence[RawPage],
         memo: DecodeMemo | None = None,
-        *,
-        items: bool = True,
     ) -> Thread:
         calls.append(len(blocks))
-        return decode_thread(plain, blocks, memo, items=items)
+        return decode_thread(plain, blocks, memo)
 
     monkeypatch.setattr(flow_mod, "decode_thread", counting)
     entry = b.entry("e1", 0, blocks=[b.answer_block("Answer.")])
@@ -98,6 +96,29 @@ def test_a_plain_thread_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None
     plan, needs = _drive(inp)
     assert calls == [0]
     assert plan.blocks is None and len(needs) == 1
+    assert plan.result == render_thread(inp, b.CTX)
+
+
+def test_a_thread_certain_to_need_its_schematized_pages_is_decoded_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No plain entry has a search mode: the schematized pages are fetched without
+    decoding the plain ones first, and the thread is decoded once, with both flavours."""
+    calls: list[int] = []
+
+    def counting(
+        plain: Sequence[RawPage], blocks: Sequence[RawPage], memo: DecodeMemo | None = None
+    ) -> Thread:
+        calls.append(len(blocks))
+        return decode_thread(plain, blocks, memo)
+
+    monkeypatch.setattr(flow_mod, "decode_thread", counting)
+    plain = [b.entry("e1", 0, text=[b.final_step("Plain.", 1)], search_mode="RESEARCH")]
+    blocks = [b.entry("e1", 0, blocks=[b.answer_block("Schematized.")], search_mode="RESEARCH")]
+    inp = b.thread_input([b.page(plain)], [b.page(blocks)], listing=ListingRow("thread-1"))
+    plan, needs = _drive(inp)
+    assert calls == [1]
+    assert [n.flavour for n in needs] == [PLAIN, BLOCKS]
     assert plan.result == render_thread(inp, b.CTX)
 
 
