@@ -120,7 +120,6 @@ def _collect(
     root: str,
     covered: frozenset[str] = frozenset(),
     memo: DecodeMemo | None = None,
-    items: bool = True,
 ) -> tuple[dict[str, Entry], dict[str, Entry], list[PageInfo], list[Node]]:
     entries: dict[str, Entry] = {}
     background: dict[str, Entry] = {}
@@ -143,7 +142,7 @@ def _collect(
                 )
                 # A malformed id (a list, a dict) is not hashable: decode_entry names it.
                 fresh = not (isinstance(raw_key, str) and raw_key in covered)
-                slot = (root, index, key, at, fresh and items, fresh or key == "entries")
+                slot = (root, index, key, at, fresh, fresh or key == "entries")
                 entry = _entry(raw, slot, memo)
                 seen_raw[key, entry.key] = _version(raw.v)
                 seen = target.get(entry.key)
@@ -218,16 +217,11 @@ def decode_thread(
     plain_pages: Sequence[RawPage],
     blocks_pages: Sequence[RawPage],
     memo: DecodeMemo | None = None,
-    *,
-    items: bool = True,
 ) -> Thread:
     """The typed thread of all fetched pages; PayloadError names any malformed value.
 
     ``memo`` keeps what one decode parsed and decoded for the next decode of the same
     pages (:class:`DecodeMemo`); the thread is the same with or without it.
-    ``items=False`` leaves out the workflow items of plain ``ASI_TOOL_*`` steps (and the
-    problems they would have), for a thread read only to decide
-    :func:`~pplx_archiver.core.modes.blocks_needed`, which does not depend on them.
     """
     s_entries, s_back, s_info, s_bodies = _collect(
         blocks_pages, "blocks", "blocks_pages", memo=memo
@@ -239,7 +233,7 @@ def decode_thread(
         if entry.blocks.workflow is not None
     )
     p_entries, p_back, p_info, p_bodies = _collect(
-        plain_pages, "plain", "plain_pages", covered, memo, items
+        plain_pages, "plain", "plain_pages", covered, memo
     )
     meta = _Meta()
     for body in s_bodies + p_bodies:

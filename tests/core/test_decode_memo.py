@@ -1,8 +1,8 @@
 """What a thread's flow saves between its decodes changes nothing it decodes or decides.
 
-- ``decode_thread(..., items=False)`` (plain pages read only to decide) decides
-  ``blocks_needed`` as the full decode does, and ``may_stay_plain`` is False only when the
-  decision is True;
+- ``may_stay_plain`` is False only when the decision ``blocks_needed`` is True (or the plain
+  pages cannot be decoded): the thread's flow then fetches the schematized pages without
+  decoding the plain ones to decide;
 - a :class:`DecodeMemo` shared by several decodes gives the thread each would give alone,
   reusing an entry only where the value is equal (the pages before and after the scrub).
 """
@@ -29,27 +29,22 @@ from tests.core.simcorpus import account
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _decisions(pages: tuple[RawPage, ...], listing: ListingRow | None) -> tuple[Any, Any]:
-    """blocks_needed of the full and of the item-less decode (or the error of each)."""
-    out: list[Any] = []
-    for items in (True, False):
-        try:
-            out.append(blocks_needed(decode_thread(pages, (), items=items), listing))
-        except PayloadError as exc:
-            out.append((exc.path, exc.message))
-    return out[0], out[1]
+def _decision(pages: tuple[RawPage, ...], listing: ListingRow | None) -> Any:
+    """blocks_needed of the plain pages' decode (or where and why it fails)."""
+    try:
+        return blocks_needed(decode_thread(pages, ()), listing)
+    except PayloadError as exc:
+        return (exc.path, exc.message)
 
 
-def test_the_item_less_decode_decides_the_same_on_the_simulated_account() -> None:
-    """Every simulated thread: same decision; may_stay_plain False only for a True one."""
+def test_may_stay_plain_is_sound_on_the_simulated_account() -> None:
+    """Every simulated thread: may_stay_plain False only for a True decision."""
     skipped = 0
     for inp, _truth in account(300, 7):
-        full, light = _decisions(inp.plain_pages, inp.listing)
-        assert full == light
         if not may_stay_plain(inp.plain_pages):
-            assert full is True
+            assert _decision(inp.plain_pages, inp.listing) is True
             skipped += 1
-    assert skipped > 100  # most threads needing blocks are decided without their items
+    assert skipped > 100  # most threads needing blocks are fetched without deciding first
 
 
 MODES = st.sampled_from(["SEARCH", "search", "Studio", "RESEARCH", "ASI", "STUDY", "", None, 3])
@@ -64,7 +59,7 @@ MODELS = st.sampled_from(["turbo", "pplx_pro", "pplx_asi", "pplx_study", "", Non
     listing_mode=st.sampled_from([None, "ASI", "search", "COMPUTER"]),
     break_item=st.booleans(),
 )
-def test_the_item_less_decode_decides_the_same_on_any_modes(
+def test_may_stay_plain_is_sound_on_any_modes(
     name: str,
     modes: list[Any],
     models: list[Any],
@@ -72,7 +67,7 @@ def test_the_item_less_decode_decides_the_same_on_any_modes(
     break_item: bool,
 ) -> None:
     """Any search modes and display models on the scenarios' entries (and a broken plain
-    workflow item): the same decision or the same error, and may_stay_plain is sound."""
+    workflow item): may_stay_plain is False only for a True decision (or an error)."""
     inp = SCENARIOS[name]()
     bodies = [copy.deepcopy(p.body) for p in inp.plain_pages]
     raws = [e for body in bodies for k in ("entries", "background_entries") for e in body[k]]
@@ -84,10 +79,9 @@ def test_the_item_less_decode_decides_the_same_on_any_modes(
         raws[0]["text"] = orjson.dumps([step]).decode()
     pages = tuple(RawPage(p.request, body) for p, body in zip(inp.plain_pages, bodies, strict=True))
     listing = ListingRow("t", mode=listing_mode)
-    full, light = _decisions(pages, listing)
-    assert full == light
     if not may_stay_plain(pages):
-        assert full is True
+        decision = _decision(pages, listing)
+        assert decision is True or isinstance(decision, tuple)
 
 
 def _signed_thread() -> ThreadInput:
@@ -129,13 +123,13 @@ def test_a_shared_memo_reuses_only_entries_of_equal_value() -> None:
 
 
 def test_a_shared_memo_renders_what_separate_decodes_render() -> None:
-    """Simulated threads decoded plain-only without items, then in full, then as received,
-    all through one memo: each rendering equals the one of a decode on its own."""
+    """Simulated threads decoded plain-only, then in full, then as received, all through
+    one memo: each decision and rendering equals the one of a decode on its own."""
     for inp, _truth in account(40, 13):
         memo = DecodeMemo()
-        light = decode_thread(inp.plain_pages, (), memo, items=False)
+        plain = decode_thread(inp.plain_pages, (), memo)
         plain_alone = decode_thread(inp.plain_pages, ())
-        assert blocks_needed(light, inp.listing) == blocks_needed(plain_alone, inp.listing)
+        assert blocks_needed(plain, inp.listing) == blocks_needed(plain_alone, inp.listing)
         stored = ThreadInput(
             inp.thread_id,
             _scrubbed(inp.plain_pages),

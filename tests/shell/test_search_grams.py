@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,7 +72,9 @@ def test_the_token_memo_stays_bounded() -> None:
     assert search_index.gram_token("ab cdef") == _reference_token("ab cdef")
 
 
-def test_a_row_is_removed_whatever_the_order_of_its_tokens(tmp_path: Path) -> None:
+def test_a_row_is_removed_whatever_the_order_of_its_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Tokens come in set order, which differs between processes: the gram table keeps no
     positions, so a thread indexed in one order and re-indexed (its old row removed) in
     another leaves none of the old grams behind."""
@@ -80,12 +83,13 @@ def test_a_row_is_removed_whatever_the_order_of_its_tokens(tmp_path: Path) -> No
         old = ThreadProse(rows=(TurnProse(1, "", query="zebra crossing", answer="quokka"),))
         S.index_thread(db, meta, old)
         real = search_index.gram_tokens
-        try:  # the removal computes the tokens again: reversed, as another process might
-            search_index.gram_tokens = lambda values: " ".join(reversed(real(values).split(" ")))
-            new = ThreadProse(rows=(TurnProse(1, "", query="walrus", answer="narwhal"),))
-            S.index_thread(db, meta, new)
-        finally:
-            search_index.gram_tokens = real
+        # the removal computes the tokens again: reversed, as another process might order them
+        monkeypatch.setattr(
+            search_index, "gram_tokens", lambda values: " ".join(reversed(real(values).split()))
+        )
+        new = ThreadProse(rows=(TurnProse(1, "", query="walrus", answer="narwhal"),))
+        S.index_thread(db, meta, new)
+        monkeypatch.undo()
         assert not S.search(db, "zebra") and not S.search(db, "qu")
         assert [h.thread_uuid for h in S.search(db, "narwhal")] == ["t1"]
         for gram in ("z", "ze", "zeb", "a c"):
