@@ -206,7 +206,7 @@ WRITES_ELSEWHERE = {
     "shell/run/accounts.py": "index/accounts.json, the run state of each account's last listing "
     "(like the lock file, not archive content)",
     "shell/run/schedule.py": "the systemd/launchd schedule units in the user's config folder",
-    "shell/run/writer_process.py": "the writer child's answers on its stdout pipe; the archive "
+    "shell/run/writer_child.py": "the writer child's answers on its stdout pipe; the archive "
     "is written by the Archive (and its writer) the child opens",
 }
 WRITE_FUNCTIONS = {"write_atomic", "sync_filesystem"}

@@ -318,5 +318,5 @@ def render_markdown(text: str, *, cite_prefix: str = "", cite_count: int = 0) ->
 
 def pygments_css() -> str:
     """The stylesheet of the highlight classes."""
-    css: str = _FORMATTER.get_style_defs(".highlight")  # type: ignore[no-untyped-call]
+    css: str = _FORMATTER.get_style_defs(".highlight")  # type: ignore[no-untyped-call, unused-ignore]
     return css

@@ -13,7 +13,8 @@ from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.run import writer_process
+from pplx_archiver.shell.run import writer_child, writer_process
+from pplx_archiver.shell.run.run_types import GROUP_COMMIT_SECONDS, GROUP_COMMIT_SIZE
 from pplx_archiver.shell.run.writer_process import OffloadedStore, offload_for
 
 from .store_helpers import raw, result
@@ -173,3 +174,158 @@ def test_a_writer_process_that_cannot_start_leaves_the_run_its_thread(
         assert offload_for(local, "on")(500) is None
     warned = [e for e in logs if e["event"] == "WRITER_PROCESS_UNAVAILABLE"]
     assert len(warned) == 1 and "did not start" in warned[0]["error"]
+
+
+def test_posted_commits_are_answered_later_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``commit_then`` returns before the child has written: the follow-ups run in the
+    order sent, each with its thread's fields, when later calls take the answers; never more
+    than WINDOW calls are unanswered."""
+    monkeypatch.setattr(writer_process, "WINDOW", 2)
+    answered: list[str] = []
+    seen: list[int] = []
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        try:
+            for plan in _plans():
+                store.commit_then(plan, lambda info: answered.append(info["path"]))
+                seen.append(store.process.in_flight)
+            assert max(seen) <= 2 and store.process.in_flight >= 1
+            store.flush_done()  # waits for every answer before its own
+            assert store.process.in_flight == 0
+        finally:
+            store.close()
+        paths = [local.get(u).path for u in UUIDS]  # type: ignore[union-attr]
+        assert all(local.get(u).status == "done" for u in UUIDS)  # type: ignore[union-attr]
+    assert answered == paths and len(set(paths)) == 4
+
+
+def test_a_posted_commit_that_fails_fails_a_later_call_and_the_rest_are_written(
+    tmp_path: Path,
+) -> None:
+    """The error of a commit sent without waiting is raised by the call that takes its
+    answer; the commits sent after it are still carried out, each thread whole."""
+    plans = _plans()
+    bad = ThreadCommit("acct", result(UUIDS[0]), plans[0].raw_entries, None, plans[0].listing)
+    bad.result.files["../escape.md"] = b"x"  # type: ignore[index]
+    done: list[str] = []
+    errors: list[str] = []
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        try:
+            for plan in [bad, *plans[1:]]:
+                try:  # the error comes with the first call that finds its answer here
+                    store.commit_then(plan, lambda info: done.append(info["path"]))
+                except StoreError as exc:
+                    errors.append(str(exc))
+            try:
+                store.flush_done()
+            except StoreError as exc:
+                errors.append(str(exc))
+            store.flush_done()  # the error was raised once: the store works on
+        finally:
+            store.close()
+        assert len(errors) == 1 and "escape" in errors[0]
+        assert done == [local.get(u).path for u in UUIDS[1:]]  # type: ignore[union-attr]
+        assert all(local.get(u).status == "done" for u in UUIDS[1:])  # type: ignore[union-attr]
+        assert local.get(UUIDS[0]) is None
+    assert not (tmp_path.parent / "escape.md").exists()
+
+
+def test_answers_left_at_close_are_taken_and_an_error_among_them_logged(
+    tmp_path: Path,
+) -> None:
+    """A run that fails leaves commits unanswered: close takes them (their threads are
+    done) and logs an error answer as WRITER_CALL_FAILED instead of raising it."""
+    plans = _plans()
+    bad = ThreadCommit("acct", result(UUIDS[0]), plans[0].raw_entries, None, plans[0].listing)
+    bad.result.files["../escape.md"] = b"x"  # type: ignore[index]
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        raised: list[str] = []
+        with capture_logs() as logs:
+            for plan in (bad, plans[1]):
+                try:  # raised here when its answer came before close (a loaded machine)
+                    store.commit_then(plan, lambda info: None)
+                except StoreError as exc:
+                    raised.append(str(exc))
+            store.close()
+        row = local.get(UUIDS[1])
+        assert row is not None and row.status == "done"
+    failed = [e["error"] for e in logs if e["event"] == "WRITER_CALL_FAILED"]
+    reported = failed + raised  # once, one way or the other: never lost, never twice
+    assert len(reported) == 1 and "escape" in reported[0]
+
+
+def test_the_child_makes_its_own_group_commits(tmp_path: Path) -> None:
+    """Without a ``flush_done`` from the run, the child marks its threads done once
+    GROUP_COMMIT_SIZE of them await it (the run reads that from its own connection)."""
+    res = [result(f"0a1b2c3d-0000-4000-8000-{n:012x}") for n in range(GROUP_COMMIT_SIZE)]
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        try:
+            for r in res:
+                row = ListingRow(thread_id=r.thread_uuid, title="t", updated_at="2026-07-20")
+                plan = ThreadCommit("acct", r, raw(b'{"entries":[]}'), None, row, row.updated_at)
+                store.commit_then(plan, lambda info: None)
+            store.process.drain()
+            assert store.unsynced == 0  # the run is never asked to flush
+            states = {local.get(r.thread_uuid).status for r in res}  # type: ignore[union-attr]
+            assert states == {"done"}
+        finally:
+            store.close()
+
+
+def test_the_group_commit_rule_of_the_child() -> None:
+    """After a commit: a group commit when GROUP_COMMIT_SIZE threads wait or a second has
+    passed since the last one; none with nothing waiting; ``flush_done`` restarts the clock."""
+
+    class Fake:
+        unsynced = 0
+        flushes = 0
+
+        def flush_done(self) -> None:
+            self.flushes += 1
+            self.unsynced = 0
+
+    fake = Fake()
+    group = writer_child._GroupCommit(fake)
+    fake.unsynced = GROUP_COMMIT_SIZE - 1
+    group.after("commit")
+    assert fake.flushes == 0
+    fake.unsynced += 1
+    group.after("commit")
+    assert (fake.flushes, fake.unsynced) == (1, 0)
+    group.after("commit")  # nothing waits: nothing to do, even when due
+    group.last -= 2 * GROUP_COMMIT_SECONDS
+    group.after("commit")
+    assert fake.flushes == 1
+    fake.unsynced = 1
+    group.after("fail")  # only a commit decides
+    assert fake.flushes == 1
+    group.after("commit")  # due
+    assert fake.flushes == 2
+    fake.unsynced = 1
+    group.after("flush_done")
+    group.after("commit")  # the clock restarted: not due, 1 < size
+    assert fake.flushes == 2
+
+
+def test_a_posted_commit_registers_its_variants_before_any_group_commit(tmp_path: Path) -> None:
+    """A fetched thread's variants are registered by the child with its commit, not by a
+    later call: a group commit can never mark the thread done without its records (the
+    next run would skip it and the records would be lost)."""
+    res = result(UUIDS[0], variants=(VARIANT,))
+    row = ListingRow(thread_id=UUIDS[0], title="t", updated_at="2026-07-20")
+    plan = ThreadCommit("acct", res, raw(b'{"entries":[]}'), None, row, row.updated_at, run_id=3)
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        try:
+            store.commit_then(plan, lambda info: None)
+            store.flush_done()
+        finally:
+            store.close()
+        records = list(local.registry.current().values())
+        assert [r["entry_uuid"] for r in records] == ["e1"]  # no register_variants call
+        assert local.get(UUIDS[0]).status == "done"  # type: ignore[union-attr]

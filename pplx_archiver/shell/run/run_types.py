@@ -15,6 +15,11 @@ from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
 
+# The writer makes written threads durable with one file-system sync per batch (group commit)
+# at most this often / this many threads apart; a crash before it leaves them ``pending``.
+GROUP_COMMIT_SECONDS = 1.0
+GROUP_COMMIT_SIZE = 64
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunOptions:

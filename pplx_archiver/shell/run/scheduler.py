@@ -17,16 +17,16 @@ import dataclasses
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import cast
+from typing import Any, cast
 
 import anyio
 import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pplx_archiver.core import plan as planning
-from pplx_archiver.core.model import ListingRow, RenderContext
+from pplx_archiver.core.model import Finding, ListingRow, RenderContext
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -38,6 +38,8 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.shell.run.pipeline import FetchedThread, JsonApi, fetch_thread
 from pplx_archiver.shell.run.run_types import (
+    GROUP_COMMIT_SECONDS,
+    GROUP_COMMIT_SIZE,
     ClosingStore,
     Lister,
     Offload,
@@ -51,17 +53,25 @@ __all__ = ["Run", "RunOptions", "RunSummary", "Store"]
 
 log = structlog.get_logger()
 
-# The writer makes written threads durable with one file-system sync per batch (group commit)
-# at most this often / this many threads apart; a crash before it leaves them ``pending``.
-GROUP_COMMIT_SECONDS = 1.0
-GROUP_COMMIT_SIZE = 64
-
 
 @dataclasses.dataclass(slots=True)
 class _Outcome:
     row: ListingRow
     fetched: FetchedThread | None = None
     error: BaseException | None = None
+
+
+@dataclasses.dataclass(slots=True)
+class _Archived:
+    """What the run still needs of a thread once its commit is answered (not its files:
+    a writer process may hold a window of commits unanswered)."""
+
+    thread_uuid: str
+    mode: str
+    title: str
+    requests: int
+    findings: tuple[Finding, ...]
+    variants: tuple[Mapping[str, Any], ...]
 
 
 def _now_iso() -> str:
@@ -279,7 +289,27 @@ class Run:
             self.summary.skipped_mode += 1
             self.progress("skipped", self.summary)
             return
-        info = self.store.commit(fetched.commit_plan(self.options.account, self.run_id))
+        plan = fetched.commit_plan(self.options.account, self.run_id)
+        done = _Archived(
+            result.thread_uuid,
+            result.mode,
+            result.title,
+            fetched.requests,
+            result.findings,
+            result.variants,
+        )
+        post = getattr(self.store, "commit_then", None)
+        if post is not None:  # the writer process: it registers the variants; answered later
+            post(plan, lambda info: self._archived(done, info))
+            return
+        info = self.store.commit(plan)
+        if result.variants:
+            self.store.register_variants(result.variants, "online", self.run_id)
+        self._archived(done, info)
+
+    def _archived(self, result: _Archived, info: Mapping[str, Any]) -> None:
+        """What follows a thread's commit (its variants registered): findings, variants,
+        log line and progress."""
         for finding in result.findings:
             if finding.event == "ANSWER_VARIANT_DETECTED":
                 continue  # logged below from the registry records, with source
@@ -287,7 +317,6 @@ class Run:
                 self.summary.interruptions += 1
             getattr(log, finding.level, log.info)(finding.event, **dict(finding.fields))
         if result.variants:
-            self.store.register_variants(result.variants, "online", self.run_id)
             for record in result.variants:
                 self.summary.variant_hits += 1
                 log.warning("ANSWER_VARIANT_DETECTED", source="online", **dict(record))
@@ -297,7 +326,7 @@ class Run:
             thread_uuid=result.thread_uuid,
             mode=result.mode,
             title=result.title,
-            requests=fetched.requests,
+            requests=result.requests,
             **dict(info),
         )
         self.progress("archived", self.summary)

@@ -211,11 +211,23 @@ class SpaceAwareStore:
         """As the wrapped store."""
         return self._store.stored_state(thread_uuid)
 
+    def _under_author(self, plan: ThreadCommit) -> ThreadCommit:
+        if plan.listing is None:
+            return plan
+        return dataclasses.replace(plan, account=self.account_for(plan.listing, plan.account))
+
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
         """Commit under the thread's account folder (see :meth:`account_for`)."""
-        if plan.listing is not None:
-            plan = dataclasses.replace(plan, account=self.account_for(plan.listing, plan.account))
-        return self._store.commit(plan)
+        return self._store.commit(self._under_author(plan))
+
+    @property
+    def commit_then(self) -> Callable[[ThreadCommit, Callable[[Any], None]], None] | None:
+        """The wrapped store's ``commit_then`` (the writer process), under the thread's
+        account folder as :meth:`commit`; None when it has none."""
+        post = getattr(self._store, "commit_then", None)
+        if post is None:
+            return None
+        return lambda plan, then: post(self._under_author(plan), then)
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None:
         """As the wrapped store."""

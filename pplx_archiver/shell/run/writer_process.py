@@ -3,34 +3,46 @@
 A large run's client is CPU-bound: the event loop fetches and renders while the writer
 (files, index, search rows, group commit) works in a thread of the same interpreter, and the
 two take turns holding the GIL. :class:`OffloadedStore` moves the writer into a child
-interpreter (``python -m pplx_archiver.shell.run.writer_process <out>``): the scheduler's
-store calls that change the archive — ``commit``, ``fail``, ``terminal``,
-``register_variants``, ``confirm_not_found``, ``flush_done`` — are sent to the child, one at a
-time and in order, as pickled frames over its stdin and answered over its stdout; the reads
-(``stored_state``, ``kept_record``) stay in this process, on its own index connection (the
-index is SQLite in WAL mode: readers see the last committed state).
+interpreter (:mod:`~pplx_archiver.shell.run.writer_child`): the scheduler's store calls that
+change the archive — ``commit``, ``fail``, ``terminal``, ``register_variants``,
+``confirm_not_found``, ``flush_done`` — are sent to the child in order, as pickled frames over
+its stdin, and answered in the same order over its stdout; the reads (``stored_state``,
+``kept_record``) stay in this process, on its own index connection (the index is SQLite in
+WAL mode: readers see the last committed state).
+
+**A window of calls in flight.** A commit is *posted*: its frame is sent and the run goes on
+to the next thread while the child writes; the answer is taken later, in order, and what
+the run does with it (``THREAD_ARCHIVED``, the counters, the progress line) happens then.
+Up to :data:`WINDOW` calls are unanswered at a time; a thread of this process reads the
+answers as they come, so neither side can block the other on a full pipe. Waiting for each
+answer left the child idle while this process sent the next thread, and left this process
+idle while the child made a group commit (half a second every 64 threads) — a run went at
+the pace of the two one after the other. The child makes its own group commits
+(:mod:`~pplx_archiver.shell.run.writer_child`); ``flush_done`` and the calls whose answer the
+run needs at once (``confirm_not_found``) wait for every answer before theirs.
 
 The child is still the one writer: it opens the same :class:`Archive` this process would,
 while this process holds the archive's writer lock and writes nothing itself until the child
 has finished. Log events the child emits travel back with each answer and are logged here,
-so the run's log holds them as before. An exception is re-raised here (as itself when it can
-be pickled, else as a :class:`StoreError` naming it). The child ignores SIGINT and SIGTERM: an
-interrupted run lets it finish what it was sent, then ``close`` marks done (one sync) the
-threads it wrote. When its stdin ends without ``close`` (the run was killed) it leaves those
-threads pending, as a writer thread dying with its process would, and exits.
+so the run's log holds them as before. An exception is re-raised here when its answer is
+taken (as itself when it can be pickled, else as a :class:`StoreError` naming it): a failed
+commit fails the run at its next call, as it did when each answer was awaited; the calls
+already sent after it are still carried out, each thread whole.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import dataclasses
 import os
 import pickle
-import signal
+import queue
 import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,12 +52,20 @@ from pplx_archiver.core import plan as planning
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover (not on Windows)
+    fcntl = None  # type: ignore[assignment]
+
 log = structlog.get_logger()
 
 # Below this many threads to fetch a run keeps its writer in a thread: starting the child
 # (an interpreter and its imports, ~0.3 s of CPU) pays only on a run of some size.
 OFFLOAD_MIN_THREADS = 150
-MODULE = "pplx_archiver.shell.run.writer_process"
+MODULE = "pplx_archiver.shell.run.writer_child"
+COMMIT_ONLINE = "commit_online"  # commit, then register the thread's online variants
+PIPE_BYTES = 1 << 20  # the pipe to the child (at most /proc/sys/fs/pipe-max-size, 1 MiB)
+WINDOW = 64  # calls sent and not yet answered, at most (waiting in the pipe and the child)
 _HEADER = struct.Struct("!Q")
 
 
@@ -70,7 +90,7 @@ def _read_exactly(stream: IO[bytes], size: int) -> bytes:
     return data
 
 
-def _portable(exc: BaseException) -> BaseException:
+def portable(exc: BaseException) -> BaseException:
     """The exception itself when it survives pickling, else a StoreError naming it."""
     try:
         pickle.loads(pickle.dumps(exc))
@@ -79,8 +99,29 @@ def _portable(exc: BaseException) -> BaseException:
     return exc
 
 
+def _widen(stream: IO[bytes] | None) -> None:
+    """Give the pipe to the child room for several threads' frames (Linux; elsewhere, or
+    when the system refuses, it keeps its size).
+
+    A thread's frame is ~175 KB: a 64 KB pipe took it in three writes, each waiting for the
+    child to read it and then for this process's GIL (the event loop renders meanwhile).
+    """
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if stream is None or setsize is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(stream.fileno(), setsize, PIPE_BYTES)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Gone:
+    """Put in the answers by the reading thread when the child's stdout ends."""
+
+    error: BaseException
+
+
 class WriterProcess:
-    """The child process and its pipes; :meth:`call` is one request and its answer."""
+    """The child process and its pipes: :meth:`post` sends a call, :meth:`call` waits too."""
 
     def __init__(self, out_dir: Path, *, wait: bool = True) -> None:
         env = dict(os.environ)
@@ -97,8 +138,12 @@ class WriterProcess:
             )
         except OSError as exc:
             raise StoreError(f"the archive writer process did not start: {exc}") from None
-        self._lock = threading.Lock()
+        _widen(self._proc.stdin)
+        self._lock = threading.RLock()  # an answer's follow-up may post another call
         self._ready = False
+        self._pending: collections.deque[Callable[[Any], None] | None] = collections.deque()
+        self._answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._broken: StoreError | None = None
         self.unsynced = 0
         if wait:
             self.wait_ready()
@@ -116,6 +161,19 @@ class WriterProcess:
             self._proc.wait()
             raise StoreError(f"the archive writer process did not start: {exc}") from None
         self._ready = True
+        reader = threading.Thread(target=self._read_answers, name="writer-answers", daemon=True)
+        reader.start()
+
+    def _read_answers(self) -> None:
+        """The reading thread: every answer into the queue, in order, until the pipe ends."""
+        assert self._proc.stdout is not None
+        while True:
+            try:
+                answer = read_frame(self._proc.stdout)
+            except (EOFError, OSError, ValueError, pickle.UnpicklingError) as exc:
+                self._answers.put(_Gone(exc))
+                return
+            self._answers.put(answer)
 
     def discard(self) -> None:
         """End a child that was started and never used (it has written nothing)."""
@@ -125,31 +183,90 @@ class WriterProcess:
         self._reap()  # its "ready" waits in the pipe, which stays open until it has gone
         self._close_pipes()
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Run ``Archive.<name>(*args, **kwargs)`` in the child; its result or its error."""
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+    @property
+    def in_flight(self) -> int:  # calls sent and not yet answered
+        return len(self._pending)
+
+    def post(
+        self, name: str, *args: Any, then: Callable[[Any], None] | None = None, **kwargs: Any
+    ) -> None:
+        """Send ``Archive.<name>(*args, **kwargs)`` to the child without waiting for it.
+
+        ``then(result)`` runs when its answer is taken (by this or a later :meth:`post`,
+        :meth:`call` or :meth:`drain`, in this thread); an error answer is raised there
+        instead. With :data:`WINDOW` calls unanswered, this waits for the oldest first.
+        """
+        assert self._proc.stdin is not None
         with self._lock:
+            while len(self._pending) >= WINDOW:
+                self._take()
+            if self._broken is not None:
+                raise self._broken
             try:
                 write_frame(self._proc.stdin, (name, args, kwargs))
-                status, value, self.unsynced, events = read_frame(self._proc.stdout)
-            except (EOFError, OSError, pickle.UnpicklingError) as exc:
-                code = self._proc.poll()
-                raise StoreError(
-                    f"the archive writer process ended unexpectedly (exit {code}): {exc}"
-                ) from None
+            except OSError as exc:
+                self._broken = self._gone(exc)
+                raise self._broken from None
+            self._pending.append(then)
+            # Answers already here are taken at once (timely log lines); an error among
+            # them is raised after this call was sent: it is carried out all the same.
+            while self._pending and not self._answers.empty():
+                self._take()
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run ``Archive.<name>(*args, **kwargs)`` in the child; its result or its error
+        (after every call sent before it has been answered)."""
+        box: list[Any] = []
+        with self._lock:
+            self.post(name, *args, then=box.append, **kwargs)
+            self.drain()
+        return box[0]
+
+    def drain(self) -> None:
+        """Take every answer still due (an error answer is raised: see :meth:`post`)."""
+        with self._lock:
+            while self._pending:
+                self._take()
+
+    def _take(self) -> None:
+        """Take the oldest call's answer: its events, its follow-up or its error."""
+        then = self._pending.popleft()
+        if self._broken is not None:
+            raise self._broken
+        answer = self._answers.get()
+        if isinstance(answer, _Gone):
+            self._broken = self._gone(answer.error)
+            raise self._broken
+        status, value, self.unsynced, events = answer
         for level, event, fields in events:
             getattr(log, level, log.info)(event, **fields)
         if status == "error":
             raise value
-        return value
+        if then is not None:
+            then(value)
+
+    def _gone(self, exc: BaseException) -> StoreError:
+        code = self._proc.poll()
+        return StoreError(f"the archive writer process ended unexpectedly (exit {code}): {exc}")
 
     def close(self) -> None:
-        """Ask the child to finish (mark done what it wrote) and wait for it."""
-        if self._proc.poll() is None:
-            try:
-                self.call("close")
-            except StoreError:
-                pass
+        """Take the answers still due, ask the child to finish (mark done what it wrote)
+        and wait for it.
+
+        A run that ends well has taken every answer (its last ``flush_done``); answers left
+        here belong to a run already failing, and an error among them is logged
+        (``WRITER_CALL_FAILED``) rather than raised over the run's own error.
+        """
+        with self._lock:
+            while self._pending and self._broken is None:
+                try:
+                    self._take()
+                except Exception as exc:  # logged: the run reports its first error
+                    if self._broken is None:
+                        log.error("WRITER_CALL_FAILED", error=f"{type(exc).__name__}: {exc}")
+            if self._broken is None and self._proc.poll() is None:
+                with contextlib.suppress(StoreError):
+                    self.call("close")
         self._close_pipes()
         code, cpu_s = self._reap()
         log.info("WRITER_PROCESS_ENDED", exit_code=code, cpu_s=cpu_s)
@@ -196,6 +313,12 @@ class OffloadedStore:
         fields: Mapping[str, Any] = self.process.call("commit", plan)
         return fields
 
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        """Send a fetched thread's commit and go on: the child writes it, then registers its
+        answer variants (``plan.result.variants``, source ``online``); ``then(fields)`` runs
+        when that is answered (see :meth:`WriterProcess.post`)."""
+        self.process.post(COMMIT_ONLINE, plan, then=then)
+
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None:
         self.process.call("fail", thread_uuid, error, error_path, run_id)
 
@@ -210,11 +333,13 @@ class OffloadedStore:
         return bool(self.process.call("confirm_not_found", uuid, error, run_id, immediate))
 
     def flush_done(self) -> int:
+        """A group commit now, once every call sent before it is answered."""
         return int(self.process.call("flush_done"))
 
     @property
     def unsynced(self) -> int:
-        return self.process.unsynced
+        """Always 0: the child makes its own group commits (the run need not ask for one)."""
+        return 0
 
     def close(self) -> None:
         """End the child; then re-read what it appended to the variant registry."""
@@ -273,72 +398,3 @@ class Offloader:
 def offload_for(archive: Any, setting: str = "auto", *, early: bool = False) -> Offloader:
     """The run's :class:`Offloader` (see there)."""
     return Offloader(archive, setting, early=early)
-
-
-# -- the child ---------------------------------------------------------------------------------
-
-_ALLOWED = frozenset(
-    {"commit", "fail", "terminal", "register_variants", "confirm_not_found", "flush_done"}
-)
-
-
-def _capture(events: list[tuple[str, str, dict[str, Any]]]) -> Any:
-    """A structlog processor keeping each event for the answer instead of printing it."""
-
-    def processor(_logger: Any, method: str, event_dict: Any) -> Any:
-        fields = dict(event_dict)
-        event = str(fields.pop("event", ""))
-        events.append((method, event, fields))
-        raise structlog.DropEvent
-
-    return processor
-
-
-def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
-    """Serve store calls on ``stdin``/``stdout`` until ``close`` or the end of ``stdin``."""
-    from pplx_archiver.shell.archive.store import Archive
-
-    events: list[tuple[str, str, dict[str, Any]]] = []
-    structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, _capture(events)],
-        cache_logger_on_first_use=False,
-    )
-    archive = Archive(out_dir, group_commit=True)
-    write_frame(stdout, ("ready", os.getpid()))
-    try:
-        while True:
-            try:
-                name, args, kwargs = read_frame(stdin)
-            except EOFError:
-                # The run has gone (killed): as with a writer thread dying with it, the
-                # threads not yet synced stay pending, to be fetched again by the next run.
-                archive.writer.drop_unsynced()
-                return
-            if name == "close":
-                archive.flush_done()
-                write_frame(stdout, ("ok", None, archive.unsynced, events))
-                return
-            try:
-                if name not in _ALLOWED:
-                    raise StoreError(f"the archive writer does not do {name!r}")
-                answer: tuple[Any, ...] = ("ok", getattr(archive, name)(*args, **kwargs))
-            except Exception as exc:  # every error goes back to the run
-                answer = ("error", _portable(exc))
-            write_frame(stdout, (*answer, archive.unsynced, list(events)))
-            events.clear()
-    finally:
-        archive.close()
-
-
-def main() -> None:  # pragma: no cover (runs as the child; tests/shell/test_writer_process.py)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    # Frames go over a private copy of stdout; anything printed goes to stderr instead.
-    frames = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    child_main(Path(sys.argv[1]), sys.stdin.buffer, frames)
-    frames.close()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
