@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 from pathlib import Path
@@ -329,3 +330,18 @@ def test_a_posted_commit_registers_its_variants_before_any_group_commit(tmp_path
         records = list(local.registry.current().values())
         assert [r["entry_uuid"] for r in records] == ["e1"]  # no register_variants call
         assert local.get(UUIDS[0]).status == "done"  # type: ignore[union-attr]
+
+
+def test_the_pipe_to_the_child_holds_several_threads(tmp_path: Path) -> None:
+    """The pipe to the child is widened (a thread's frame is ~175 KB; a pipe keeps 64 KB)
+    unless the system caps pipes lower: then it is as wide as the cap allows."""
+    cap = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        try:
+            stdin = store.process._proc.stdin
+            assert stdin is not None
+            size = fcntl.fcntl(stdin.fileno(), fcntl.F_GETPIPE_SZ)
+        finally:
+            store.close()
+    assert size >= min(writer_process.PIPE_BYTES, max(cap, 65536)) > 65536 or cap <= 65536
