@@ -119,3 +119,14 @@ class Offload(Protocol):
 
 
 ProgressHook = Callable[[str, RunSummary], None]
+
+
+def commit_online(store: Any, plan: ThreadCommit) -> Mapping[str, Any]:
+    """Commit a thread the run fetched, then register its answer variants (source
+    ``online``): both before a group commit can mark it done, for a thread done without its
+    records would never get them (the next run skips it). The one order of the scheduler's
+    own writer and of the writer process (:mod:`~pplx_archiver.shell.run.writer_child`)."""
+    fields: Mapping[str, Any] = store.commit(plan)
+    if plan.result.variants:
+        store.register_variants(plan.result.variants, "online", plan.run_id)
+    return fields

@@ -47,6 +47,7 @@ from pplx_archiver.shell.run.run_types import (
     RunOptions,
     RunSummary,
     Store,
+    commit_online,
 )
 
 __all__ = ["Run", "RunOptions", "RunSummary", "Store"]
@@ -302,10 +303,7 @@ class Run:
         if post is not None:  # the writer process: it registers the variants; answered later
             post(plan, lambda info: self._archived(done, info))
             return
-        info = self.store.commit(plan)
-        if result.variants:
-            self.store.register_variants(result.variants, "online", self.run_id)
-        self._archived(done, info)
+        self._archived(done, commit_online(self.store, plan))
 
     def _archived(self, result: _Archived, info: Mapping[str, Any]) -> None:
         """What follows a thread's commit (its variants registered): findings, variants,

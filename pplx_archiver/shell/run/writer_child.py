@@ -23,9 +23,12 @@ from typing import IO, Any
 
 import structlog
 
-from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.run.run_types import GROUP_COMMIT_SECONDS, GROUP_COMMIT_SIZE
+from pplx_archiver.shell.run.run_types import (
+    GROUP_COMMIT_SECONDS,
+    GROUP_COMMIT_SIZE,
+    commit_online,
+)
 from pplx_archiver.shell.run.writer_process import (
     COMMIT_ONLINE,
     portable,
@@ -37,16 +40,6 @@ ALLOWED = frozenset(
     {"commit", "fail", "terminal", "register_variants", "confirm_not_found", "flush_done"}
 )
 COMMITS = frozenset({"commit", COMMIT_ONLINE})
-
-
-def _commit_online(archive: Any, plan: ThreadCommit) -> Any:
-    """A thread fetched by the run: committed, then its answer variants registered, before
-    any group commit can mark it done (a thread done without its records would never have
-    them: the next run skips it)."""
-    fields = archive.commit(plan)
-    if plan.result.variants:
-        archive.register_variants(plan.result.variants, "online", plan.run_id)
-    return fields
 
 
 def _capture(events: list[tuple[str, str, dict[str, Any]]]) -> Any:
@@ -105,7 +98,7 @@ def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
                 return
             try:
                 if name == COMMIT_ONLINE:
-                    answer: tuple[Any, ...] = ("ok", _commit_online(archive, *args))
+                    answer: tuple[Any, ...] = ("ok", commit_online(archive, *args))
                 elif name in ALLOWED:
                     answer = ("ok", getattr(archive, name)(*args, **kwargs))
                 else:
