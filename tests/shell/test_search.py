@@ -18,7 +18,7 @@ from pplx_archiver.cli import _register, app
 from pplx_archiver.core.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import SearchQueryError
 from pplx_archiver.shell.archive import search as S
-from pplx_archiver.shell.archive import search_index, search_query
+from pplx_archiver.shell.archive import search_grams, search_index, search_query
 from pplx_archiver.shell.archive.store import Archive
 from tests.shell.archive_builders import harvest, slug_of
 
@@ -208,6 +208,30 @@ def test_raw_queries_pass_fts5_syntax_and_report_mistakes(db: sqlite3.Connection
             S.search(db, bad, raw=True)
 
 
+def test_raw_queries_mixing_short_and_long_phrases_match_the_naive_scan(
+    db: sqlite3.Connection,
+) -> None:
+    """Phrases of 1-2 characters are in one gram table, longer ones in the other: AND, OR and
+    NOT across the two (and an OR that narrows nothing, so every row is tested) still give
+    exactly the naive scan's answer."""
+    rows = _rows(db)
+
+    def n(text: str) -> set[Key]:
+        return _naive(rows, text)
+
+    cases = {
+        "q OR ledger": n("q") | n("ledger"),
+        "le AND violin": n("le") & n("violin"),
+        "ledger NOT q": n("ledger") - n("q"),
+        "(经 OR violin) AND le": (n("经") | n("violin")) & n("le"),
+        "vio OR xq": n("vio") | n("xq"),
+        "ledger AND 经济": n("ledger") & n("经济"),
+    }
+    for query, expected in cases.items():
+        assert _raw(db, query) == expected, query
+    assert any(cases.values())
+
+
 def _raw(db: sqlite3.Connection, query: str) -> set[Key]:
     return {(h.thread_uuid, h.turn) for h in S.search(db, query, limit=1_000_000, raw=True)}
 
@@ -351,3 +375,20 @@ def test_a_failing_index_update_leaves_the_thread_done_and_the_index_stale(
         S.ensure_ready(archive)
         with archive.index.transaction() as db:
             assert len({u for u, _t, _v in S.iter_prose(db)}) == 2
+
+
+def test_a_phrase_of_both_gram_kinds_scans_the_trigram_table_once_in_rowid_order(
+    db: sqlite3.Connection,
+) -> None:
+    """A phrase with trigrams and space-centred grams reads the trigram table once, newest
+    first, with the space-centred rows as a filter: were those rows to drive it (a rowid
+    constraint, ``=`` in FTS5's plan), FTS5 would run the trigram query again at each of
+    them, seconds for a common phrase on a large archive."""
+    grams = search_grams.query_grams("for thread")
+    assert grams.tri is not None and grams.short is not None
+    sql, args = search_query.candidate_query(grams, search_query.Filters())
+    plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", args)]
+    scans = [step for step in plan if step.startswith("SCAN s VIRTUAL TABLE")]
+    assert len(scans) == 1 and "=" not in scans[0].split(":", 1)[1], plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan
+    assert _found(db, "for thread") == _naive(_rows(db), "for thread")

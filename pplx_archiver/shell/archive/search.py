@@ -2,8 +2,9 @@
 
 The parts live in their own modules; this one gathers the names callers use:
 
-``search_index``    the ``search_*`` tables, the grams of a row, the hook the store runs
-                    in the transaction that marks a thread done (:func:`thread_hook`);
+``search_index``    the ``search_*`` tables and rows, the hook the store runs in the
+                    transaction that marks a thread done (:func:`thread_hook`);
+``search_grams``    the grams a row is indexed by and those a query asks for;
 ``search_rebuild``  rebuilding the index from the raw files (:func:`rebuild`);
 ``search_query``    running a query: candidates, exact confirmation, ranking, hits;
 ``search_raw``      the ``--raw`` FTS5 query syntax;
@@ -12,12 +13,11 @@ The parts live in their own modules; this one gathers the names callers use:
 
 from __future__ import annotations
 
+from pplx_archiver.shell.archive.search_grams import fold, gram_tokens
 from pplx_archiver.shell.archive.search_index import (
     SEARCH_VERSION,
     Hook,
     ThreadMeta,
-    fold,
-    gram_tokens,
     index_state,
     index_thread,
     iter_prose,

@@ -5,12 +5,13 @@
                     zlib-compressed (for snippets, and to remove a row from the contentless
                     gram table exactly) and its fields case-folded, UTF-8, NUL-separated
                     (``folded``: a match is confirmed there and ranked from it).
+``search_tri``      contentless FTS5 (``detail=none``, SQLite's ``trigram`` tokenizer) of
+                    each row's case-folded fields: every 3-character piece.
 ``search_grams``    contentless FTS5 (``detail=none``, ``ascii`` tokenizer) of the distinct
-                    grams of each row's case-folded fields, hex-encoded: every 1-, 2- and
-                    3-character piece, and every 7-character piece centred on a white-space
-                    character (3 characters, the space, 3 characters). A query of 1 to 3
-                    characters is one gram token (an exact answer); a longer one is the AND
-                    of its 3-character and space-centred grams, confirmed against the prose.
+                    1- and 2-character pieces of each row's case-folded fields and its
+                    space-centred 7-character pieces, hex-encoded
+                    (:mod:`~pplx_archiver.shell.archive.search_grams` says how a query
+                    uses the two tables).
 ``search_threads``  per thread: account, mode, title, folder, space, dates (the filters).
 ``search_meta``     ``version`` (:data:`SEARCH_VERSION`) and ``state`` (``ready`` or ``stale``).
 
@@ -24,13 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
-import re
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import orjson
 import structlog
@@ -38,17 +37,24 @@ import structlog
 from pplx_archiver.core.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.index import HookFailed
+from pplx_archiver.shell.archive.search_grams import fold, gram_tokens
 
 log = structlog.get_logger()
 
 # Bump on any change of the tables, the grams, their encoding or the prose taken from a
 # thread: an index of another version is dropped and rebuilt.
-SEARCH_VERSION = 2
-WIDE = 3  # characters each side of a white-space character in a space-centred gram
+SEARCH_VERSION = 3
 SEPARATOR = b"\x00"  # between the folded fields in search_docs.folded (never in a value)
 
-# search_text: the trigram table of version 1, dropped with the rest.
-_TABLES = ("search_text", "search_grams", "search_docs", "search_threads", "search_meta")
+# search_text: the trigram table (with positions) of version 1, dropped with the rest.
+_TABLES = (
+    "search_text",
+    "search_tri",
+    "search_grams",
+    "search_docs",
+    "search_threads",
+    "search_meta",
+)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS search_threads (id INTEGER PRIMARY KEY, uuid TEXT UNIQUE, "
@@ -60,6 +66,9 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS search_docs_thread ON search_docs (thread)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_grams USING fts5("
     "grams, content='', detail=none, columnsize=0, tokenize='ascii')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_tri USING fts5("
+    "title, query, answer, subagents, sources, content='', detail=none, columnsize=0, "
+    "tokenize='trigram case_sensitive 1')",
 )
 
 
@@ -118,96 +127,6 @@ def index_state(db: sqlite3.Connection) -> str:
     return meta_value(db, "state") or "stale"
 
 
-# -- grams -----------------------------------------------------------------------------------
-
-
-def fold(text: str) -> str:
-    """The case folding of the index and of every comparison with a query."""
-    return text.lower()
-
-
-# Short gram (1 to 3 characters) -> token, memoized: the same few thousand recur in every
-# row. Bounded: cleared when full, so it never holds more than _MEMO entries (~5 MB).
-# Space-centred grams are mostly distinct: their tokens are put together from the memo.
-_MEMO = 32_768
-_TOKENS: dict[str, str] = {}
-_WIDE_GRAMS = re.compile(rf"(?=(.{{{WIDE}}}\s.{{{WIDE}}}))", re.S)
-
-
-def _short_token(gram: str) -> str:
-    token = _TOKENS.get(gram)
-    if token is None:
-        token = "g".join(format(ord(c), "x") for c in gram)
-        if len(_TOKENS) >= _MEMO:
-            _TOKENS.clear()
-        _TOKENS[gram] = token
-    return token
-
-
-def _wide_token(gram: str) -> str:
-    """The token of a space-centred gram (``WIDE`` characters, the space, ``WIDE``)."""
-    head, space, tail = gram[:WIDE], gram[WIDE], gram[WIDE + 1 :]
-    return f"w{_short_token(head)}g{_short_token(space)}g{_short_token(tail)}"
-
-
-def gram_token(gram: str) -> str:
-    """A gram as an ``ascii`` token: code points in hex joined by ``g`` (``61g62``).
-
-    ``g`` is never a hex digit, so no pair reads as one character; a space-centred gram
-    starts with ``w``, so it never reads as a short one.
-    """
-    if len(gram) <= 3:
-        return _short_token(gram)
-    return "w" + "g".join(format(ord(c), "x") for c in gram)
-
-
-def gram_tokens(values: Iterable[str]) -> str:
-    """The distinct grams of the values (each folded) as ``ascii`` tokens: every 1-, 2- and
-    3-character piece of a value, and every space-centred piece.
-
-    In no set order (it changes from one process to the next): the gram table stores no
-    positions (``detail=none``), so removing a row needs the same tokens, not the same order,
-    and sorting them cost ~15 % of the extraction.
-    """
-    short: set[str] = set()
-    wide: set[str] = set()
-    for value in values:
-        text = fold(value)
-        short.update(text)
-        short.update(map("".join, itertools.pairwise(text)))
-        short.update(map("".join, zip(text, text[1:], text[2:], strict=False)))
-        wide.update(_WIDE_GRAMS.findall(text))  # `\s` is str.isspace
-    found = list(map(_TOKENS.get, short))  # most are in the memo: one C-level pass
-    if None in found:
-        tokens = [_short_token(g) if t is None else t for g, t in zip(short, found, strict=True)]
-    else:
-        tokens = cast(list[str], found)
-    tokens += map(_wide_token, wide)
-    return " ".join(tokens)
-
-
-def query_grams(folded: str) -> list[str]:
-    """Grams every row containing ``folded`` holds: itself up to 3 characters, else its
-    3-character pieces (at most 16, spread over it) and space-centred pieces (at most 8)."""
-    if len(folded) <= 3:
-        return [folded]
-    trigrams = list(dict.fromkeys(folded[at : at + 3] for at in range(len(folded) - 2)))
-    if len(trigrams) > 16:
-        step = (len(trigrams) - 1) / 15
-        trigrams = [trigrams[round(n * step)] for n in range(16)]
-    wide = [
-        folded[at - WIDE : at + WIDE + 1]
-        for at in range(WIDE, len(folded) - WIDE)
-        if folded[at].isspace()
-    ]
-    return trigrams + list(dict.fromkeys(wide))[:8]
-
-
-def match_expression(grams: Iterable[str]) -> str:
-    """The FTS5 query (an AND of tokens) for the grams."""
-    return " ".join(f'"{gram_token(g)}"' for g in grams)
-
-
 # -- rows --------------------------------------------------------------------------------------
 
 
@@ -224,7 +143,7 @@ def unpack(blob: bytes) -> tuple[str, ...]:
 
 def folded_fields(values: Iterable[str]) -> bytes:
     """The values case-folded, UTF-8, NUL-separated: what a match is confirmed against."""
-    return SEPARATOR.join(fold(v).encode("utf-8") for v in values)
+    return _joined(map(fold, values))
 
 
 def clean(text: str) -> str:
@@ -232,26 +151,46 @@ def clean(text: str) -> str:
     return text.replace("\x00", " ").encode("utf-8", "replace").decode("utf-8")
 
 
+_TRI_INSERT = (
+    "INSERT INTO search_tri (rowid, title, query, answer, subagents, sources) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+_TRI_DELETE = (
+    "INSERT INTO search_tri (search_tri, rowid, title, query, answer, subagents, sources) "
+    "VALUES ('delete', ?, ?, ?, ?, ?, ?)"
+)
+
+
 def _insert_row(db: sqlite3.Connection, thread: int, row: TurnProse) -> None:
     values = tuple(clean(v) for v in row.values())
     row = TurnProse(row.turn, row.created, *values)
+    folded = tuple(map(fold, values))
     cur = db.execute(
         "INSERT INTO search_docs (thread, turn, created, folded, prose) VALUES (?, ?, ?, ?, ?)",
-        (thread, row.turn, row.created or None, folded_fields(values), pack(row)),
+        (thread, row.turn, row.created or None, _joined(folded), pack(row)),
     )
+    db.execute(_TRI_INSERT, (cur.lastrowid, *folded))
     db.execute(
         "INSERT INTO search_grams (rowid, grams) VALUES (?, ?)",
-        (cur.lastrowid, gram_tokens(values)),
+        (cur.lastrowid, gram_tokens(folded)),
     )
+
+
+def _joined(folded: Iterable[str]) -> bytes:
+    return SEPARATOR.join(v.encode("utf-8") for v in folded)
 
 
 def _delete_thread(db: sqlite3.Connection, thread: int) -> None:
-    """Remove a thread's rows: the contentless table is told the exact tokens it indexed."""
-    rows = db.execute("SELECT id, prose FROM search_docs WHERE thread = ?", (thread,)).fetchall()
-    for rowid, blob in rows:
+    """Remove a thread's rows: the contentless tables are told the exact values they indexed
+    (the folded fields; the gram tokens of the stored prose)."""
+    rows = db.execute(
+        "SELECT id, folded, prose FROM search_docs WHERE thread = ?", (thread,)
+    ).fetchall()
+    for rowid, folded, blob in rows:
+        db.execute(_TRI_DELETE, (rowid, *bytes(folded).decode("utf-8").split("\x00")))
         db.execute(
             "INSERT INTO search_grams (search_grams, rowid, grams) VALUES ('delete', ?, ?)",
-            (rowid, gram_tokens(unpack(blob))),
+            (rowid, gram_tokens(map(fold, unpack(blob)))),
         )
     db.execute("DELETE FROM search_docs WHERE thread = ?", (thread,))
 
@@ -303,7 +242,8 @@ def index_thread(db: sqlite3.Connection, meta: ThreadMeta, prose: ThreadProse | 
 
 
 def optimize(db: sqlite3.Connection) -> None:
-    """Merge the gram table's segments into one (after a bulk build)."""
+    """Merge the gram tables' segments, each into one (after a bulk build)."""
+    db.execute("INSERT INTO search_tri (search_tri) VALUES ('optimize')")
     db.execute("INSERT INTO search_grams (search_grams) VALUES ('optimize')")
 
 

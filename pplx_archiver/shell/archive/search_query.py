@@ -1,12 +1,13 @@
-"""Running a search: candidate rows from the gram table, confirmed and ranked, as hits.
+"""Running a search: candidate rows from the gram tables, confirmed and ranked, as hits.
 
-A literal query of 1 to 3 characters is one gram token: the rows holding it are exactly
-the matches. A longer one asks for the rows holding all its 3-character and space-centred
-grams, newest first, and keeps those whose prose contains the text (a substring test of
-the stored, case-folded fields), stopping after ``max(RANK_CAP, limit)`` matches. Those
-are ranked: by bm25 (see :func:`bm25_rank`) for text of 3 characters or more, by turn
-date for 1 or 2. A ``--raw`` query (``search_raw``) runs the same way with its own exact
-test. Snippets and thread columns are read for the hits returned only.
+A literal query of 1 to 3 characters is one gram: the rows holding it are exactly the
+matches. A longer one asks for the rows holding all its 3-character and space-centred
+grams (``search_grams.query_grams``), newest first, and keeps those whose prose contains
+the text (a substring test of the stored, case-folded fields), stopping after
+``max(RANK_CAP, limit)`` matches. Those are ranked: by bm25 (see :func:`bm25_rank`) for
+text of 3 characters or more, by turn date for 1 or 2. A ``--raw`` query (``search_raw``)
+runs the same way with its own exact test. Snippets and thread columns are read for the
+hits returned only.
 """
 
 from __future__ import annotations
@@ -20,13 +21,11 @@ from typing import Any
 
 from pplx_archiver.errors import SearchQueryError, StoreError
 from pplx_archiver.shell.archive import search_raw
+from pplx_archiver.shell.archive.search_grams import GramQuery, fold, query_grams
 from pplx_archiver.shell.archive.search_index import (
     SEPARATOR,
     clean,
-    fold,
     index_state,
-    match_expression,
-    query_grams,
     unpack,
 )
 from pplx_archiver.shell.archive.search_snippet import make_snippet
@@ -120,28 +119,59 @@ def _filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     return "".join(f" AND {w}" for w in where), args
 
 
+def _matching(grams: GramQuery) -> tuple[str, str, list[str]]:
+    """The table a query's rows come from, its condition and the condition's arguments."""
+    if grams.tri is not None and grams.short is not None:
+        # `+s.rowid`: the rowids of the sub-select must not drive the trigram table (an
+        # FTS5 query at each of them: seconds for a common phrase); it is a filter only.
+        where = (
+            "search_tri MATCH ? AND +s.rowid IN "
+            "(SELECT rowid FROM search_grams WHERE search_grams MATCH ?)"
+        )
+        return "search_tri", where, [grams.tri, grams.short]
+    if grams.tri is not None:
+        return "search_tri", "search_tri MATCH ?", [grams.tri]
+    if grams.short is not None:
+        return "search_grams", "search_grams MATCH ?", [grams.short]
+    return "search_docs", "1", []  # nothing narrows it: every row is a candidate
+
+
+def candidate_query(
+    grams: GramQuery, filters: Filters, *, limit: int | None = None, fields: bool = True
+) -> tuple[str, list[Any]]:
+    """The SQL (and its arguments) of :func:`candidates`."""
+    extra, args = _filter_sql(filters)
+    threads = " JOIN search_threads t ON t.id = d.thread" if extra else ""
+    folded = "d.folded" if fields else "x''"
+    table, where, match_args = _matching(grams)
+    source = (
+        f"{table} s JOIN search_docs d ON d.id = s.rowid"
+        if table != "search_docs"
+        else ("search_docs s JOIN search_docs d ON d.id = s.id")
+    )
+    key = "s.id" if table == "search_docs" else "s.rowid"
+    sql = (
+        f"SELECT {key}, d.created, {folded} FROM {source}{threads} WHERE {where}{extra} "
+        f"ORDER BY {key} DESC"
+    )
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return sql, [*match_args, *args]
+
+
 def candidates(
     db: sqlite3.Connection,
-    expression: str,
+    grams: GramQuery,
     filters: Filters,
     *,
     limit: int | None = None,
     fields: bool = True,
 ) -> Iterator[tuple[int, str | None, bytes]]:
     """(rowid, turn date, folded fields or b"") of the rows whose grams match, newest first."""
-    extra, args = _filter_sql(filters)
-    threads = " JOIN search_threads t ON t.id = d.thread" if extra else ""
-    folded = "d.folded" if fields else "x''"
-    sql = (
-        f"SELECT s.rowid, d.created, {folded} FROM search_grams s "
-        f"JOIN search_docs d ON d.id = s.rowid{threads} WHERE search_grams MATCH ?{extra} "
-        "ORDER BY s.rowid DESC"
-    )
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
+    sql, args = candidate_query(grams, filters, limit=limit, fields=fields)
     try:
-        yield from db.execute(sql, (expression, *args))
+        yield from db.execute(sql, args)
     except sqlite3.OperationalError as exc:
         raise StoreError(f"search failed: {exc}") from exc
 
@@ -178,7 +208,7 @@ Found = list[tuple[int, str | None, list[bytes]]]
 
 def _newest(
     db: sqlite3.Connection,
-    expression: str,
+    grams: GramQuery,
     filters: Filters,
     limit: int,
     test: bytes | Callable[[bytes], bool] | None,
@@ -192,7 +222,7 @@ def _newest(
     cap = max(RANK_CAP, limit)
     found: Found = []
     for rowid, created, folded in candidates(
-        db, expression, filters, limit=cap if test is None else None, fields=fields
+        db, grams, filters, limit=cap if test is None else None, fields=fields
     ):
         if test is None or (test in folded if isinstance(test, bytes) else test(folded)):
             found.append((int(rowid), created, folded.split(SEPARATOR)))
@@ -210,17 +240,16 @@ def query_rows(
         node = search_raw.parse(text)
         needles = node.needles()
         found = _newest(
-            db, node.expression(), filters, limit, lambda f: node.matches(f.split(SEPARATOR))
+            db, node.grams(), filters, limit, lambda f: node.matches(f.split(SEPARATOR))
         )
     else:
         needles = [fold(text)]
-        expression = match_expression(query_grams(needles[0]))
-        # Up to 3 characters the gram token is the answer; longer text is confirmed
+        grams = query_grams(needles[0])
+        # Up to 3 characters the gram is the answer; longer text is confirmed
         # (the folded fields are NUL-separated and a needle holds no NUL).
-        needle = needles[0].encode("utf-8")
-        confirm = None if len(needles[0]) <= 3 else needle
+        confirm = None if grams.exact else needles[0].encode("utf-8")
         # One or two characters are ordered by date: their fields are not read.
-        found = _newest(db, expression, filters, limit, confirm, fields=len(needles[0]) > 2)
+        found = _newest(db, grams, filters, limit, confirm, fields=len(needles[0]) > 2)
         if len(needles[0]) < 3:
             found.sort(key=lambda r: (r[1] or "", r[0]), reverse=True)
             return [(r[0], None) for r in found[:limit]], needles

@@ -8,9 +8,12 @@ phrase already matches as a substring). Each phrase matches where its text occur
 field, ignoring case, from one character up. ``NEAR`` and ``+`` are refused (they speak of
 token positions, which a substring index does not have).
 
-A parsed query answers two questions: which gram tokens its matches must hold (an FTS5
-expression over ``search_grams``, a superset of the matches) and whether a row's fields
-match (the exact test).
+A parsed query answers two questions: which grams its matches must hold (an FTS5
+expression over ``search_tri`` and one over ``search_grams``, together a superset of the
+matches: :meth:`Term.grams`) and whether a row's fields match (the exact test). A phrase
+of 1 or 2 characters is found in ``search_grams`` only and one of 3 in ``search_tri``
+only, so ``ab OR abc`` (an OR whose sides need different tables) narrows nothing: every
+row is tested.
 """
 
 from __future__ import annotations
@@ -20,10 +23,45 @@ from collections.abc import Sequence
 
 from pplx_archiver.core.prose import FIELDS
 from pplx_archiver.errors import SearchQueryError
-from pplx_archiver.shell.archive.search_index import fold, match_expression, query_grams
+from pplx_archiver.shell.archive.search_grams import GramQuery, fold, query_grams
 
 ALL = tuple(range(len(FIELDS)))
-NOTHING = '"z"'  # a token no row holds (tokens are hex digits, g and w)
+NOTHING = GramQuery(None, '"z"')  # a search_grams token no row holds (hex digits, g and w)
+_NEVER = "never"  # an expression no row matches, while they are combined
+
+
+def _and(left: str | None, right: str | None) -> str | None:
+    """Both sides (None: no condition)."""
+    if _NEVER in (left, right):
+        return _NEVER
+    if left is None or right is None:
+        return right if left is None else left
+    return f"({left}) AND ({right})"
+
+
+def _or(left: str | None, right: str | None) -> str | None:
+    """Either side: no condition when one side has none."""
+    if left == _NEVER or right == _NEVER:
+        return right if left == _NEVER else left
+    if left is None or right is None:
+        return None
+    return f"({left}) OR ({right})"
+
+
+def _pair(node: Node) -> tuple[str | None, str | None]:
+    if isinstance(node, Term):
+        if not node.text:
+            return _NEVER, _NEVER
+        grams = query_grams(node.text)
+        return grams.tri, grams.short
+    left = _pair(node.left)
+    if node.kind == "NOT":
+        return left
+    right = _pair(node.right)
+    combine = _and if node.kind == "AND" else _or
+    return combine(left[0], right[0]), combine(left[1], right[1])
+
+
 _SINGLE = "(){}:+*^,-"
 _KEYWORDS = ("AND", "OR", "NOT")
 _KEYWORD_TOKENS = [("word", k) for k in _KEYWORDS]
@@ -45,8 +83,9 @@ class Term:
             return any(folded[c].startswith(needle) for c in self.columns)
         return any(needle in folded[c] for c in self.columns)
 
-    def expression(self) -> str:
-        return f"({match_expression(query_grams(self.text))})" if self.text else NOTHING
+    def grams(self) -> GramQuery:
+        """What every match holds in the gram tables (a superset of the matches)."""
+        return _grams(self)
 
     def needles(self) -> list[str]:
         return [self.text] if self.text else []
@@ -67,10 +106,9 @@ class Op:
             return self.left.matches(folded) or self.right.matches(folded)
         return self.left.matches(folded) and not self.right.matches(folded)
 
-    def expression(self) -> str:
-        if self.kind == "NOT":
-            return self.left.expression()
-        return f"({self.left.expression()} {self.kind} {self.right.expression()})"
+    def grams(self) -> GramQuery:
+        """What every match holds in the gram tables (a superset of the matches)."""
+        return _grams(self)
 
     def needles(self) -> list[str]:
         right = self.right.needles() if self.kind != "NOT" else []
@@ -78,6 +116,13 @@ class Op:
 
 
 Node = Term | Op
+
+
+def _grams(node: Node) -> GramQuery:
+    tri, short = _pair(node)
+    return NOTHING if _NEVER in (tri, short) else GramQuery(tri, short)
+
+
 Token = tuple[str, str]  # (kind, value): kind "word", "string" or the character itself
 
 

@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from pplx_archiver.core.prose import FIELDS
-from pplx_archiver.shell.archive.search_index import fold
+from pplx_archiver.shell.archive.search_grams import fold
 
 SNIPPET_CHARS = 60
 ORDER = (1, 0, 2, 3, 4)  # the field a snippet prefers: query, title, answer, subagents, sources
