@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,6 +13,7 @@ import orjson
 
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.run_types import commit_online
 from pplx_archiver.shell.run.runner import _options
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
@@ -128,3 +130,66 @@ def test_a_writer_process_started_early_takes_over_at_the_first_write(tmp_path: 
     summary, _most, _ids = _run(tmp_path / "empty", RunOptions(concurrency=CONCURRENCY),
                                 threads=0, offload=unused)  # fmt: skip
     assert summary.listed == 0 and unused.asked == [] and unused.discarded == 1
+
+
+class _Posting:
+    """A writer-process store on the run's own archive: ``can_post`` says yes every other
+    time; ``commit_then`` records whether it ran in the event loop's thread."""
+
+    def __init__(self, local: Any) -> None:
+        self.local = local
+        self.asks = 0
+        self.in_loop: list[bool] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.local, name)
+
+    def can_post(self) -> bool:
+        self.asks += 1
+        return self.asks % 2 == 1
+
+    def commit_then(self, plan: Any, then: Any) -> None:
+        self.in_loop.append(threading.current_thread() is threading.main_thread())
+        then(commit_online(self.local, plan))
+
+    def close(self) -> None:
+        """The archive is closed by its owner."""
+
+
+def test_a_thread_is_posted_from_the_event_loop_when_the_writer_process_has_room(
+    tmp_path: Path,
+) -> None:
+    """Handing a fetched thread to a worker thread and back cost the run's writer task more
+    than posting it: with room in the writer process, the event loop posts it itself; without,
+    a worker thread waits for room. Every thread is archived either way."""
+    stores: list[_Posting] = []
+
+    class Offload(_Offload):
+        def __call__(self, to_fetch: int) -> Any:
+            super().__call__(to_fetch)
+            assert archive is not None
+            stores.append(_Posting(archive))
+            return stores[-1]
+
+    archive: Archive | None = None
+
+    async def job() -> RunSummary:
+        nonlocal archive
+        with Archive(tmp_path) as archive:
+            lister = _listing(40)
+            run = Run(_Api(), archive, lister, RunOptions(concurrency=CONCURRENCY),
+                      handle_signals=False, offload=Offload(min_threads=1))  # fmt: skip
+            return await run.execute()
+
+    summary = anyio.run(job)
+    assert summary.archived == 40 and len(stores) == 1
+    assert stores[0].in_loop.count(True) == 20 and stores[0].in_loop.count(False) == 20
+
+
+def _listing(threads: int) -> Any:
+    async def lister() -> Any:
+        for n in range(threads):
+            yield ListingRow(thread_id=_uuid(n), title=f"T{n}", slug=_uuid(n), uuid=_uuid(n),
+                             updated_at=b.ts(n % 60))  # fmt: skip
+
+    return lister

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -345,3 +346,49 @@ def test_the_pipe_to_the_child_holds_several_threads(tmp_path: Path) -> None:
         finally:
             store.close()
     assert size >= min(writer_process.PIPE_BYTES, max(cap, 65536)) > 65536 or cap <= 65536
+
+
+def test_posting_returns_while_the_child_is_busy_and_the_pipe_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Frames wait in this process for a sending thread: with the child stopped (as during
+    a long group commit) more than the pipe holds is posted without waiting, ``can_post``
+    says no once the queue is full, and everything is written when the child goes on."""
+    monkeypatch.setattr(writer_process, "QUEUED", 1)
+    big = "x" * 400_000
+    done: list[str] = []
+    with Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        stdin = store.process._proc.stdin
+        assert stdin is not None
+
+        # Whole frames in the pipe, one the sending thread is stuck in, one in the queue.
+        def plan(n: int) -> ThreadCommit:
+            u = f"0a1b2c3d-0000-4000-8000-{n:012d}"
+            row = ListingRow(thread_id=u, title=f"T{n}")
+            return ThreadCommit("acct", result(u, title=f"T{n}", answer=big), raw(b"{}"), None, row)
+
+        size = len(writer_process.frame((writer_process.COMMIT_ONLINE, (plan(0),), {})))
+        count = fcntl.fcntl(stdin.fileno(), fcntl.F_GETPIPE_SZ) // size + 2
+        plans = [plan(n) for n in range(count)]
+        uuids = [p.result.thread_uuid for p in plans]
+        os.kill(store.process._proc.pid, signal.SIGSTOP)
+
+        def post_all() -> None:
+            for p in plans:
+                store.commit_then(p, lambda i: done.append(i["path"]))
+
+        try:
+            posted = threading.Thread(target=post_all)
+            posted.start()
+            posted.join(timeout=20)
+            assert not posted.is_alive(), "posting waited for the stopped child"
+            assert store.process.in_flight == count and done == []
+            assert not store.can_post()  # the queue is full: a post would wait
+        finally:
+            os.kill(store.process._proc.pid, signal.SIGCONT)
+        store.flush_done()
+        assert store.can_post()
+        store.close()
+        assert len(done) == count
+        assert all(local.get(u).status == "done" for u in uuids)  # type: ignore[union-attr]

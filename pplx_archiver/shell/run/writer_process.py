@@ -17,7 +17,11 @@ Up to :data:`WINDOW` calls are unanswered at a time; a thread of this process re
 answers as they come, so neither side can block the other on a full pipe. Waiting for each
 answer left the child idle while this process sent the next thread, and left this process
 idle while the child made a group commit (half a second every 64 threads) — a run went at
-the pace of the two one after the other. The child makes its own group commits
+the pace of the two one after the other. A posted call is pickled by the caller and
+queued (at most :data:`QUEUED` frames) for a sending thread, which alone writes into the
+pipe: when the child is busy (a group commit) and the pipe full, that thread waits, not the
+run; while there is room (:meth:`WriterProcess.can_post`) the run's event loop posts a
+thread itself instead of handing it to a worker thread. The child makes its own group commits
 (:mod:`~pplx_archiver.shell.run.writer_child`); ``flush_done`` and the calls whose answer the
 run needs at once (``confirm_not_found``) wait for every answer before theirs.
 
@@ -65,15 +69,20 @@ OFFLOAD_MIN_THREADS = 150
 MODULE = "pplx_archiver.shell.run.writer_child"
 COMMIT_ONLINE = "commit_online"  # commit, then register the thread's online variants
 PIPE_BYTES = 1 << 20  # the pipe to the child (at most /proc/sys/fs/pipe-max-size, 1 MiB)
-WINDOW = 64  # calls sent and not yet answered, at most (waiting in the pipe and the child)
+WINDOW = 64  # calls sent and not yet answered, at most (queued, in the pipe, in the child)
+QUEUED = 48  # frames waiting for the sending thread, at most (~175 KB a thread: ~8 MB)
 _HEADER = struct.Struct("!Q")
+
+
+def frame(value: Any) -> bytes:
+    """One pickled value, length first: what :func:`write_frame` writes."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
 
 
 def write_frame(stream: IO[bytes], value: Any) -> None:
     """One pickled value, length first."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)))
-    stream.write(data)
+    stream.write(frame(value))
     stream.flush()
 
 
@@ -143,6 +152,9 @@ class WriterProcess:
         self._ready = False
         self._pending: collections.deque[Callable[[Any], None] | None] = collections.deque()
         self._answers: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._outbox: queue.Queue[bytes | None] = queue.Queue(QUEUED)
+        self._sender: threading.Thread | None = None
+        self._send_error: OSError | None = None
         self._broken: StoreError | None = None
         self.unsynced = 0
         if wait:
@@ -163,6 +175,25 @@ class WriterProcess:
         self._ready = True
         reader = threading.Thread(target=self._read_answers, name="writer-answers", daemon=True)
         reader.start()
+        self._sender = threading.Thread(target=self._send_frames, name="writer-frames", daemon=True)
+        self._sender.start()
+
+    def _send_frames(self) -> None:
+        """The sending thread: each queued frame into the pipe, in order, until the end mark.
+
+        A full pipe (the child busy with a group commit) blocks this thread only: the run
+        keeps fetching and rendering while up to :data:`QUEUED` frames wait here. After a
+        failed write the rest are dropped (the next :meth:`post` raises the error).
+        """
+        assert self._proc.stdin is not None
+        while (data := self._outbox.get()) is not None:
+            if self._send_error is not None:
+                continue
+            try:
+                self._proc.stdin.write(data)
+                self._proc.stdin.flush()
+            except (OSError, ValueError) as exc:
+                self._send_error = exc if isinstance(exc, OSError) else OSError(str(exc))
 
     def _read_answers(self) -> None:
         """The reading thread: every answer into the queue, in order, until the pipe ends."""
@@ -187,6 +218,16 @@ class WriterProcess:
     def in_flight(self) -> int:  # calls sent and not yet answered
         return len(self._pending)
 
+    def can_post(self) -> bool:
+        """True when :meth:`post` would return at once: room in the window and the queue,
+        and no error to raise (so the run's event loop may post itself, without a thread)."""
+        return (
+            self._broken is None
+            and self._send_error is None
+            and len(self._pending) < WINDOW
+            and not self._outbox.full()
+        )
+
     def post(
         self, name: str, *args: Any, then: Callable[[Any], None] | None = None, **kwargs: Any
     ) -> None:
@@ -196,17 +237,15 @@ class WriterProcess:
         :meth:`call` or :meth:`drain`, in this thread); an error answer is raised there
         instead. With :data:`WINDOW` calls unanswered, this waits for the oldest first.
         """
-        assert self._proc.stdin is not None
+        data = frame((name, args, kwargs))  # pickled here: the sending thread only writes
         with self._lock:
             while len(self._pending) >= WINDOW:
                 self._take()
+            if self._broken is None and self._send_error is not None:
+                self._broken = self._gone(self._send_error)
             if self._broken is not None:
                 raise self._broken
-            try:
-                write_frame(self._proc.stdin, (name, args, kwargs))
-            except OSError as exc:
-                self._broken = self._gone(exc)
-                raise self._broken from None
+            self._outbox.put(data)
             self._pending.append(then)
             # Answers already here are taken at once (timely log lines); an error among
             # them is raised after this call was sent: it is carried out all the same.
@@ -274,6 +313,10 @@ class WriterProcess:
             raise StoreError(f"the archive writer process failed (exit {code})")
 
     def _close_pipes(self) -> None:
+        sender, self._sender = self._sender, None
+        if sender is not None:  # every queued frame written (or dropped) first
+            self._outbox.put(None)
+            sender.join()
         for stream in (self._proc.stdin, self._proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):  # a child that died: a broken pipe
@@ -312,6 +355,11 @@ class OffloadedStore:
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
         fields: Mapping[str, Any] = self.process.call("commit", plan)
         return fields
+
+    def can_post(self) -> bool:
+        """True when :meth:`commit_then` would return at once (see
+        :meth:`WriterProcess.can_post`)."""
+        return self.process.can_post()
 
     def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
         """Send a fetched thread's commit and go on: the child writes it, then registers its
