@@ -13,10 +13,10 @@ import orjson
 
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.offload import OFFLOAD_MIN_THREADS
 from pplx_archiver.shell.run.run_types import commit_online
 from pplx_archiver.shell.run.runner import _options
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
-from pplx_archiver.shell.run.writer_process import OFFLOAD_MIN_THREADS
 from tests.core import builders as b
 
 THREADS = 120

@@ -15,9 +15,10 @@ from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.run import writer_child, writer_process
+from pplx_archiver.shell.run import frames, writer_child, writer_process
+from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.run_types import GROUP_COMMIT_SECONDS, GROUP_COMMIT_SIZE
-from pplx_archiver.shell.run.writer_process import OffloadedStore, offload_for
+from pplx_archiver.shell.run.writer_process import OffloadedStore
 
 from .store_helpers import raw, result
 
@@ -368,7 +369,7 @@ def test_posting_returns_while_the_child_is_busy_and_the_pipe_full(
             row = ListingRow(thread_id=u, title=f"T{n}")
             return ThreadCommit("acct", result(u, title=f"T{n}", answer=big), raw(b"{}"), None, row)
 
-        size = len(writer_process.frame((writer_process.COMMIT_ONLINE, (plan(0),), {})))
+        size = len(frames.frame((frames.COMMIT_ONLINE, (plan(0),), {})))
         count = fcntl.fcntl(stdin.fileno(), fcntl.F_GETPIPE_SZ) // size + 2
         plans = [plan(n) for n in range(count)]
         uuids = [p.result.thread_uuid for p in plans]

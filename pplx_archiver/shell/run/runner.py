@@ -34,11 +34,11 @@ from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
 from pplx_archiver.shell.run.deletions import DeletionReport, confirm, find_candidates
+from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from pplx_archiver.shell.run.spaces import SpacesHook
-from pplx_archiver.shell.run.writer_process import offload_for
 
 log = structlog.get_logger()
 

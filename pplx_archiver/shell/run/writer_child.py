@@ -24,16 +24,11 @@ from typing import IO, Any
 import structlog
 
 from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.run.frames import COMMIT_ONLINE, portable, read_frame, write_frame
 from pplx_archiver.shell.run.run_types import (
     GROUP_COMMIT_SECONDS,
     GROUP_COMMIT_SIZE,
     commit_online,
-)
-from pplx_archiver.shell.run.writer_process import (
-    COMMIT_ONLINE,
-    portable,
-    read_frame,
-    write_frame,
 )
 
 ALLOWED = frozenset(

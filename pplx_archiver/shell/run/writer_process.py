@@ -42,7 +42,6 @@ import dataclasses
 import os
 import pickle
 import queue
-import struct
 import subprocess
 import sys
 import threading
@@ -55,6 +54,7 @@ import structlog
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.run.frames import COMMIT_ONLINE, frame, read_frame
 
 try:
     import fcntl
@@ -63,49 +63,10 @@ except ImportError:  # pragma: no cover (not on Windows)
 
 log = structlog.get_logger()
 
-# Below this many threads to fetch a run keeps its writer in a thread: starting the child
-# (an interpreter and its imports, ~0.3 s of CPU) pays only on a run of some size.
-OFFLOAD_MIN_THREADS = 150
 MODULE = "pplx_archiver.shell.run.writer_child"
-COMMIT_ONLINE = "commit_online"  # commit, then register the thread's online variants
 PIPE_BYTES = 1 << 20  # the pipe to the child (at most /proc/sys/fs/pipe-max-size, 1 MiB)
 WINDOW = 64  # calls sent and not yet answered, at most (queued, in the pipe, in the child)
 QUEUED = 48  # frames waiting for the sending thread, at most (~175 KB a thread: ~8 MB)
-_HEADER = struct.Struct("!Q")
-
-
-def frame(value: Any) -> bytes:
-    """One pickled value, length first: what :func:`write_frame` writes."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
-def write_frame(stream: IO[bytes], value: Any) -> None:
-    """One pickled value, length first."""
-    stream.write(frame(value))
-    stream.flush()
-
-
-def read_frame(stream: IO[bytes]) -> Any:
-    """The next value, or raise EOFError when the other side has gone."""
-    head = _read_exactly(stream, _HEADER.size)
-    return pickle.loads(_read_exactly(stream, _HEADER.unpack(head)[0]))  # frames of our own child
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    data = stream.read(size)
-    if data is None or len(data) != size:
-        raise EOFError("the archive writer process closed its pipe")
-    return data
-
-
-def portable(exc: BaseException) -> BaseException:
-    """The exception itself when it survives pickling, else a StoreError naming it."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:  # any pickling failure: send a plain error instead
-        return StoreError(f"{type(exc).__name__}: {exc}")
-    return exc
 
 
 def _widen(stream: IO[bytes] | None) -> None:
@@ -397,52 +358,3 @@ class OffloadedStore:
             reload = getattr(self.local, "reload_registry", None)
             if reload is not None:
                 reload()
-
-
-class Offloader:
-    """The run's ``offload``: a writer process for ``archive`` when the run is worth one.
-
-    ``setting`` ``on`` always, ``off`` never, ``auto`` on a machine of several cores when the
-    run fetches at least :data:`OFFLOAD_MIN_THREADS` threads — or at once when ``early`` (a
-    first archive of an account: every listed thread is new, so the run is as large as the
-    account): the child is then started right away, its start-up overlapping the session check
-    and the listing, and takes over from the first write (:attr:`min_threads` 1). A child
-    started early and never used is ended by :meth:`discard`.
-    """
-
-    def __init__(self, archive: Any, setting: str = "auto", *, early: bool = False) -> None:
-        self._archive = archive
-        self._setting = setting
-        cores = (os.cpu_count() or 1) > 1
-        early = early and (setting == "on" or (setting == "auto" and cores))
-        self.min_threads = 1 if early else OFFLOAD_MIN_THREADS
-        self._spare: WriterProcess | None = None
-        if early:
-            try:
-                self._spare = WriterProcess(archive.out, wait=False)
-            except StoreError as exc:
-                log.warning("WRITER_PROCESS_UNAVAILABLE", error=str(exc))
-
-    def __call__(self, to_fetch: int) -> OffloadedStore | None:
-        spare, self._spare = self._spare, None
-        wanted = spare is not None or self._setting == "on"
-        if self._setting == "auto" and not wanted:
-            wanted = to_fetch >= OFFLOAD_MIN_THREADS and (os.cpu_count() or 1) > 1
-        if not wanted:
-            return None
-        try:
-            return OffloadedStore(self._archive, self._archive.out, spare)
-        except StoreError as exc:  # the run still works: it writes in a thread instead
-            log.warning("WRITER_PROCESS_UNAVAILABLE", error=str(exc))
-            return None
-
-    def discard(self) -> None:
-        """End the child started early if the run never wrote anything."""
-        spare, self._spare = self._spare, None
-        if spare is not None:
-            spare.discard()
-
-
-def offload_for(archive: Any, setting: str = "auto", *, early: bool = False) -> Offloader:
-    """The run's :class:`Offloader` (see there)."""
-    return Offloader(archive, setting, early=early)
