@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 import structlog
+import tenacity
 
 from pplx_archiver.errors import (
     ChallengeAbort,
@@ -239,3 +240,28 @@ async def test_client_retries_through_the_seam() -> None:
     assert t.sleeps == [1.0, 3.0]
     assert (stats.retries, stats.rate_limited, stats.requests) == (2, 1, 3)
     assert stats.limiter.throttles == 1
+
+
+async def test_a_request_that_succeeds_at_once_builds_no_retry_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first attempt runs alone (building the retry loop cost a tenth of a request's
+    CPU); a retryable failure then enters the loop as its first attempt, as if the loop had
+    made it: with one attempt allowed, that error is raised with no wait and no retry."""
+    t = StepTime()
+    r = _retrier(t, RetryPolicy(max_attempts=1))
+    built: list[int] = []
+    real = tenacity.AsyncRetrying
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tenacity, "AsyncRetrying", counting)
+    fn, calls = _script("ok", TransientError("only once", status=503))
+    assert await r.call(fn, path="/p") == "ok"
+    assert built == [] and calls[0] == 1
+    with structlog.testing.capture_logs() as logs, pytest.raises(TransientError, match="only"):
+        await r.call(fn, path="/p")
+    assert built == [1] and calls[0] == 2 and t.sleeps == []
+    assert _events(logs, "REQUEST_RETRY") == [] and r.retries == 0
