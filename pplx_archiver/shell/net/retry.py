@@ -156,7 +156,7 @@ class Retrier:
         """Run ``fn`` (one request, already rate-limited inside) under the retry policy.
 
         The first attempt runs alone: most requests succeed at once, and building the retry
-        loop for each cost ~10 % of a request's CPU. When it fails with a retryable error,
+        loop for each cost a fifth or more of a request's CPU (bench_http.py). On a retryable error,
         the loop starts with that very failure as its first attempt, so attempts, waits,
         stops and ``REQUEST_RETRY`` lines are those of a loop that made it.
         """
