@@ -138,6 +138,7 @@ def _base(
         "server_peak_concurrency": stats.get("peak_concurrency"),
         "wall_s": round(run.wall_s, 2),
         "client_cpu_s": round(run.cpu_s, 2),
+        "client_sys_s": round(run.cpu_sys_s, 2),
         "client_cpu_ms_per_thread": round(1000 * run.cpu_s / threads, 2) if threads else None,
         "client_core_share": round(run.cpu_s / run.wall_s, 3) if run.wall_s else None,
         "peak_rss_mb": round(run.peak_rss_mb, 1),

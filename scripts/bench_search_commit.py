@@ -4,11 +4,11 @@
 ``scripts/bench_search.py`` (simulated threads) and prints one JSON object, CPU time
 (``process_time``) per row or per thread, all measured in this one run:
 
-- ``grams_ms_per_row``: ``gram_tokens`` as it is (the ``search_grams`` tokens: 1- and
-  2-character and space-centred pieces; SQLite cuts the 3-character ones for
-  ``search_tri``), memo cold and warm; a plain reference (every gram a string, then its
-  token, no memo); the extraction before the bounded memo, its memo warm (every gram
-  memoized, up to 200,000);
+- ``grams_ms_per_row``: ``gram_tokens`` as it is (the ``search_grams`` tokens: the
+  space-centred pieces; SQLite cuts the 1-, 2- and 3-character ones for ``search_tri``),
+  memo cold and warm; a plain reference (every gram a string, then its token, no memo);
+  the short column's text (``short_text``, what SQLite cuts the 1- and 2-character pieces
+  from);
 - ``mark_done_ms_per_thread``: an archive index marking every thread done with its search
   rows (both gram tables), one transaction per thread (``Index.mark_done``) against one per batch of
   ``--batch`` threads (``Index.mark_done_many``, what a group commit's flush does), the
@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import tempfile
@@ -44,32 +43,8 @@ def reference_tokens(values: Iterable[str]) -> str:
     grams: set[str] = set()
     for value in values:
         text = value.lower()
-        grams |= set(text) | set(map("".join, itertools.pairwise(text)))
         grams |= {text[a - 3 : a + 4] for a in range(3, len(text) - 3) if text[a].isspace()}
-    tokens = ("g".join(format(ord(c), "x") for c in g) for g in grams)
-    return " ".join(sorted(("w" + t if t.count("g") > 2 else t) for t in tokens))
-
-
-_PREVIOUS: dict[str, str] = {}
-
-
-def previous_tokens(values: Iterable[str]) -> str:
-    """The extraction before the bounded memo: every gram memoized, up to 200,000 of them."""
-    grams: set[str] = set()
-    for value in values:
-        text = value.lower()
-        grams |= set(text) | set(map("".join, itertools.pairwise(text)))
-        grams |= {text[a - 3 : a + 4] for a in range(3, len(text) - 3) if text[a].isspace()}
-    tokens = []
-    for gram in grams:
-        token = _PREVIOUS.get(gram)
-        if token is None:
-            token = "g".join(format(ord(c), "x") for c in gram)
-            token = "w" + token if len(gram) > 3 else token
-            if len(_PREVIOUS) < 200_000:
-                _PREVIOUS[gram] = token
-        tokens.append(token)
-    return " ".join(sorted(tokens))
+    return " ".join(sorted("w" + "g".join(format(ord(c), "x") for c in g) for g in grams))
 
 
 def cpu_ms(fn: Callable[[], object], count: int) -> float:
@@ -121,18 +96,16 @@ def main() -> None:
 
     structlog.configure(logger_factory=structlog.ReturnLoggerFactory())
     threads = list(corpus(args.turns))
-    rows = [list(r.values()) for _m, p in threads for r in p.rows]
+    rows = [[search_index.clean(v).lower() for v in r.values()] for _, p in threads for r in p.rows]
     search_grams._TOKENS.clear()
+    search_grams._WIDE_TOKENS.clear()
     cold = cpu_ms(lambda: [search_grams.gram_tokens(r) for r in rows], len(rows))
     warm = cpu_ms(lambda: [search_grams.gram_tokens(r) for r in rows], len(rows))
     plain = cpu_ms(lambda: [reference_tokens(r) for r in rows], len(rows))
-    cpu_ms(lambda: [previous_tokens(r) for r in rows], len(rows))  # fill its memo
-    previous = cpu_ms(lambda: [previous_tokens(r) for r in rows], len(rows))
+    short = cpu_ms(lambda: [search_grams.short_text(r) for r in rows], len(rows))
     for values in rows[:200]:
-        assert sorted(search_grams.gram_tokens(values).split(" ")) == sorted(
-            reference_tokens(values).split(" ")
-        )
-        assert previous_tokens(values) == reference_tokens(values)
+        found = search_grams.gram_tokens(values)
+        assert (" ".join(sorted(found.split(" "))) if found else "") == reference_tokens(values)
     one = mark_done(threads, 1)
     each = mark_done(threads, args.batch, wrap=guarded)
     many = mark_done(threads, args.batch)
@@ -144,11 +117,9 @@ def main() -> None:
             "cold": cold,
             "warm": warm,
             "plain_reference": plain,
-            "previous_warm": previous,
+            "short_text": short,
         },
-        "grams_ratio_warm_to_previous_warm": round(warm / previous, 3),
         "token_memo_entries": len(search_grams._TOKENS),
-        "previous_memo_entries": len(_PREVIOUS),
         "mark_done_ms_per_thread": {
             "one_by_one": one,
             f"batch_{args.batch}_savepoint_each": each,

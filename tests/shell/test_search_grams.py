@@ -1,6 +1,7 @@
-"""The gram tables: the fast extraction gives exactly the tokens of the plain reference,
-SQLite's trigram table finds exactly the rows holding a piece of any text, and a removed row
-leaves nothing behind in either table."""
+"""The gram tables: the fast extraction gives exactly the tokens of the plain reference, the
+short column's 3-character pieces are exactly a row's 1- and 2-character pieces, SQLite's
+trigram table finds exactly the rows holding a piece of any text, and a removed row leaves
+nothing behind in either table."""
 
 from __future__ import annotations
 
@@ -22,25 +23,42 @@ from pplx_archiver.sim.build import answer_of
 
 
 def _reference_token(gram: str) -> str:
-    token = "g".join(format(ord(c), "x") for c in gram)
-    return "w" + token if len(gram) > 3 else token
+    return "w" + "g".join(format(ord(c), "x") for c in gram)
 
 
 def _reference(values: Iterable[str]) -> str:
-    """The ``search_grams`` extraction of search version 3 (version 2's without its
-    3-character pieces, which SQLite's trigram table now holds), one plain step at a time."""
+    """The ``search_grams`` extraction of search version 4 (version 3's without its 1- and
+    2-character pieces, which the trigram table's short column now holds), plainly."""
     grams: set[str] = set()
     for value in values:
         text = value.lower()
-        grams |= set(text)
-        grams |= set(map("".join, itertools.pairwise(text)))
         grams |= {text[at - 3 : at + 4] for at in range(3, len(text) - 3) if text[at].isspace()}
     return " ".join(sorted(map(_reference_token, grams)))
 
 
 def _tokens(values: Iterable[str]) -> str:
-    """The extraction's tokens in the reference's order (it keeps them in set order)."""
-    return " ".join(sorted(search_index.gram_tokens(values).split(" ")))
+    """The extraction's tokens (of the folded values) in the reference's order."""
+    found = search_index.gram_tokens([search_grams.fold(v) for v in values])
+    return " ".join(sorted(found.split(" "))) if found else ""
+
+
+def _short_pieces(values: Iterable[str]) -> set[str]:
+    """Every 3-character piece of the short column, marks shown as ``|``, as the trigram
+    tokenizer cuts it (every window of 3 characters)."""
+    text = search_grams.short_text([search_grams.fold(v) for v in values])
+    shown = text.replace(search_grams.MARK, "|").replace(search_grams.FIELD_MARK, "#")
+    return {shown[at : at + 3] for at in range(len(shown) - 2)}
+
+
+def _short_reference(values: Iterable[str]) -> set[str]:
+    """Each 1-character piece ``c`` of a folded value as ``|c|``, each 2-character piece
+    ``cd`` as ``c|d``: the pieces a query of 1 or 2 characters asks for."""
+    pieces: set[str] = set()
+    for value in values:
+        text = value.lower()
+        pieces |= {f"|{c}|" for c in text}
+        pieces |= {f"{a}|{b}" for a, b in itertools.pairwise(text)}
+    return pieces
 
 
 SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2007\u200b\u2028\u3000\ufeff"
@@ -53,6 +71,34 @@ TEXT = st.one_of(st.text(max_size=40), PIECES, st.text(alphabet=SPACES + "ab", m
 def test_tokens_equal_the_reference_on_any_text(values: list[str]) -> None:
     """Unicode, every kind of white space (str.isspace and `\\s` agree), short strings."""
     assert _tokens(values) == _reference(values)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_characters="\x00\x01\x02|#")), max_size=5))
+def test_the_short_column_holds_exactly_the_short_pieces(values: list[str]) -> None:
+    """Apart from the pieces holding a field mark (no query asks for one), the short
+    column's 3-character pieces are the 1- and 2-character pieces of the values."""
+    pieces = {p for p in _short_pieces(values) if "#" not in p}
+    assert pieces == _short_reference(values)
+    query = search_grams.query_grams
+    for value in values:
+        for at in range(len(value.lower())):
+            for size in (1, 2):
+                gram = value.lower()[at : at + size]
+                if len(gram) == size:
+                    phrase = query(gram).tri
+                    assert phrase is not None
+                    shown = phrase[1:-1].replace('""', '"').replace(search_grams.MARK, "|")
+                    assert shown in pieces, gram
+
+
+def test_a_query_holding_an_unindexed_character_asks_for_a_token_no_row_has() -> None:
+    """NUL and the marks are never in an indexed value (``clean``): such a query matches no
+    row, whatever its length, and says so exactly."""
+    for text in ("\x01", "a\x02", "ab\x00c", "abc\x01def"):
+        grams = search_grams.query_grams(text)
+        assert grams.tri is None and grams.short == '"z"' and grams.exact, repr(text)
+    assert search_index.clean("a\x00b\x01c\x02d") == "a b c d"
 
 
 def test_tokens_equal_the_reference_on_the_simulated_corpus() -> None:
@@ -68,11 +114,12 @@ def test_tokens_equal_the_reference_on_the_simulated_corpus() -> None:
 def test_the_token_memo_stays_bounded() -> None:
     """The memo is cleared when full, so it never holds more than its bound."""
     bound = search_grams._MEMO
-    text = "".join(chr(0x4E00 + n) for n in range(3 * bound))  # ~3 bounds of distinct grams
+    # ~3 bounds of distinct 3-character pieces each side of a space
+    text = " ".join(chr(0x4E00 + n) * 3 for n in range(3 * bound))
     assert _tokens([text]) == _reference([text])
     assert 0 < len(search_grams._TOKENS) <= bound
-    assert search_grams.gram_token("abc") == _reference_token("abc")
-    assert search_grams.gram_token("ab cdef") == _reference_token("ab cdef")
+    assert 0 < len(search_grams._WIDE_TOKENS) <= bound
+    assert search_grams.gram_token("abc def") == _reference_token("abc def")
 
 
 def test_a_row_is_removed_whatever_the_order_of_its_tokens(
@@ -95,13 +142,13 @@ def test_a_row_is_removed_whatever_the_order_of_its_tokens(
         monkeypatch.undo()
         assert not S.search(db, "zebra") and not S.search(db, "qu")
         assert [h.thread_uuid for h in S.search(db, "narwhal")] == ["t1"]
-        for gram in ("z", "ze", "bra cro"):
-            token = search_grams.gram_token(gram)
-            query = "SELECT rowid FROM search_grams WHERE search_grams MATCH ?"
-            assert not db.execute(query, (f'"{token}"',)).fetchall(), gram
-        for trigram in ("zeb", "a c", "okk"):
+        token = search_grams.gram_token("bra cro")
+        query = "SELECT rowid FROM search_grams WHERE search_grams MATCH ?"
+        assert not db.execute(query, (f'"{token}"',)).fetchall()
+        for gram in ("z", "ze", "zeb", "a c", "okk"):
+            phrase = search_grams.query_grams(gram).tri
             query = "SELECT rowid FROM search_tri WHERE search_tri MATCH ?"
-            assert not db.execute(query, (f'"{trigram}"',)).fetchall(), trigram
+            assert not db.execute(query, (phrase,)).fetchall(), gram
         assert db.execute("SELECT rowid FROM search_tri WHERE search_tri MATCH 'rus'").fetchall()
         db.execute("INSERT INTO search_grams (search_grams) VALUES ('integrity-check')")
         db.execute("INSERT INTO search_tri (search_tri) VALUES ('integrity-check')")

@@ -96,7 +96,7 @@ def test_the_childs_log_events_are_logged_by_the_run(tmp_path: Path) -> None:
     with Archive(tmp_path, group_commit=True) as local:
         local.commit(first)
         local.flush_done()  # creates the search tables
-        local.index._db.execute("DROP TABLE search_grams")
+        local.index._db.execute("DROP TABLE search_tri")
         store = OffloadedStore(local, local.out)
         try:
             with capture_logs() as logs:
@@ -108,7 +108,7 @@ def test_the_childs_log_events_are_logged_by_the_run(tmp_path: Path) -> None:
         assert row is not None and row.status == "done"
     failed = [e for e in logs if e.get("event") == "SEARCH_INDEX_FAILED"]
     assert [e["thread_uuid"] for e in failed] == [UUIDS[1]]
-    assert failed[0]["log_level"] == "warning" and "search_grams" in failed[0]["error"]
+    assert failed[0]["log_level"] == "warning" and "search_tri" in failed[0]["error"]
 
 
 def test_a_writer_process_that_dies_is_a_clear_error(tmp_path: Path) -> None:

@@ -11,9 +11,8 @@ token positions, which a substring index does not have).
 A parsed query answers two questions: which grams its matches must hold (an FTS5
 expression over ``search_tri`` and one over ``search_grams``, together a superset of the
 matches: :meth:`Term.grams`) and whether a row's fields match (the exact test). A phrase
-of 1 or 2 characters is found in ``search_grams`` only and one of 3 in ``search_tri``
-only, so ``ab OR abc`` (an OR whose sides need different tables) narrows nothing: every
-row is tested.
+of 1 to 3 characters is found in ``search_tri`` alone; an OR one of whose sides needs
+``search_grams`` and the other not narrows only through ``search_tri``.
 """
 
 from __future__ import annotations
