@@ -92,6 +92,8 @@ def _zone(zone: str | None, path: str, value: str) -> dt.tzinfo:
 
 def _from_number(number: int | float, path: str) -> int:
     magnitude = abs(number)
+    if magnitude != magnitude or magnitude == float("inf"):  # NaN or infinite
+        raise PayloadError(path, f"timestamp {number!r} out of range")
     if magnitude < 1e11:
         micros = number * 1_000_000
     elif magnitude < 1e14:

@@ -55,3 +55,10 @@ def test_iso_and_date() -> None:
     assert iso(US) == "2026-07-20T08:02:10.101512Z"
     assert date_of(US) == "2026-07-20"
     assert iso(None) == ""
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_timestamp_that_is_no_finite_number_is_a_payload_error(number: float) -> None:
+    """Not an OverflowError or ValueError escaping the decode: a PayloadError naming it."""
+    with pytest.raises(PayloadError, match="out of range"):
+        parse_ts(number, "x")

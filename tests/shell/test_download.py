@@ -171,6 +171,13 @@ async def test_a_body_past_the_memory_bound_is_streamed_to_the_file(
     assert got.path.read_bytes() == body and got.size == 42
     assert got.sha256 == hashlib.sha256(body).hexdigest()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.bin"]
+    assert got.head == body  # shorter than HEAD_BYTES: all of it, across the chunks
+
+    monkeypatch.setattr(download, "HEAD_BYTES", 10)
+    async with _downloader(httpx.MockTransport(handler)) as cdn:
+        got = await cdn.download(CDN, tmp_path / "head.bin")
+    assert got.head == body[:10]  # the first bytes only, across two chunks
+    (tmp_path / "head.bin").unlink()
 
     async with _downloader(httpx.MockTransport(handler), max_bytes=30) as cdn:
         with pytest.raises(AssetTooLargeError):

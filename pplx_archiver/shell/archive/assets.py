@@ -64,7 +64,6 @@ from pplx_archiver.core.model import AssetFile, AssetRef
 from pplx_archiver.core.writes import StagedFile
 from pplx_archiver.errors import FetchError, NotFoundError
 from pplx_archiver.shell.archive.asset_store import Locate, archive_locator, reusable
-from pplx_archiver.shell.archive.asset_store import head as _head
 from pplx_archiver.shell.archive.asset_store import read_manifest as read_manifest
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.disk import remove_dead_staging as remove_dead_staging
@@ -265,8 +264,7 @@ class AssetSession:
             )
             return
         item.staged = got.path
-        head = await anyio.to_thread.run_sync(_head, got.path)
-        item.ext = choose_extension(url, head, ref.asset_type, ref.file_name)
+        item.ext = choose_extension(url, got.head, ref.asset_type, ref.file_name)
         entry.update(status=STORED, source="download", bytes=got.size, sha256=got.sha256)
 
     async def _refresh(self, ref: AssetRef, why: str) -> str:

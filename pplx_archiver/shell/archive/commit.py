@@ -101,20 +101,24 @@ def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
         files[THREAD_JSON] = with_remote_deleted(files[THREAD_JSON], previous.remote_deleted)
     rel = arc.claim_path(result.thread_uuid, arc.thread_rel_path(plan.account, result.dir_name))
     old_rel = previous.path if previous is not None and previous.path else None
+    target = arc.folder(rel)
     moving = old_rel is not None and old_rel != rel and arc.folder(old_rel).is_dir()
-    source = arc.folder(old_rel) if moving and old_rel else arc.folder(rel)
+    source = arc.folder(old_rel) if moving and old_rel else target
     wanted: dict[str, bytes] = {RAW_ENTRIES: plan.raw_entries}
     if plan.raw_blocks is not None:
         wanted[RAW_BLOCKS] = plan.raw_blocks
     wanted.update(plan.extra_files)
     wanted.update(files)
-    confined = Confined(source)
-    changed = [k for k in wanted if not same_bytes(confined.key(k), wanted[k])]
+    if source.is_dir():
+        confined = Confined(source)
+        changed = [k for k in wanted if not same_bytes(confined.key(k), wanted[k])]
+    else:  # a new folder: every file is written (and confined as it is, by the writer)
+        changed = list(wanted)
     changed += [s.rel for s in plan.staged]  # staged asset files always land
     return PreparedCommit(
         plan=plan,
         rel=rel,
-        target=arc.folder(rel),
+        target=target,
         moving_from=old_rel if moving else None,
         wanted=wanted,
         order=write_order(wanted, files),

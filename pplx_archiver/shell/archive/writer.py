@@ -176,8 +176,9 @@ class ArchiveWriter:
         """Move complete downloads in (before the thread is marked done); return how many."""
         moved = 0
         parents: set[Path] = set()
+        confined = Confined(folder)  # each sub-folder resolved once, not each file's path
         for item in sorted(staged, key=lambda s: s.rel):
-            dest = safe_join(folder, *item.rel.split("/"))
+            dest = confined.key(item.rel)
             self.disk.move_in(Path(item.source), dest)
             parents.add(dest.parent)
             moved += 1

@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, urlsplit
 import anyio
 import httpx
 
+from pplx_archiver.core.asset_files import HEAD_BYTES
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter
@@ -117,6 +118,7 @@ class Downloaded:
     size: int
     sha256: str
     content_type: str
+    head: bytes = b""  # the body's first HEAD_BYTES bytes (what names its type)
 
 
 def url_path(url: str | None) -> str | None:
@@ -255,7 +257,7 @@ class CdnDownloader:
                 announced = _content_length(response)
                 if announced is not None and announced > self.max_bytes:
                     raise AssetTooLargeError(self.max_bytes, announced)
-                size, digest = await self._stream_to(response, part, dest, announced)
+                size, digest, head = await self._stream_to(response, part, dest, announced)
                 ctype = response.headers.get("content-type", "")
         except httpx.TooManyRedirects:
             _discard(part)
@@ -268,7 +270,7 @@ class CdnDownloader:
         except BaseException:
             _discard(part)
             raise
-        return Downloaded(dest, size, digest, ctype)
+        return Downloaded(dest, size, digest, ctype, head)
 
     def _check_status(self, response: httpx.Response) -> None:
         status = response.status_code
@@ -289,7 +291,7 @@ class CdnDownloader:
 
     async def _stream_to(
         self, response: httpx.Response, part: Path, dest: Path, announced: int | None
-    ) -> tuple[int, str]:
+    ) -> tuple[int, str, bytes]:
         """Write the body to ``part``, fsync it and rename it to ``dest``; abort as soon as it
         passes ``max_bytes``, refuse it when its size is not the ``announced`` one.
 
@@ -299,6 +301,7 @@ class CdnDownloader:
         """
         digest = hashlib.sha256()
         size = 0
+        head = b""
         held: list[bytes] = []
         fh: BinaryIO | None = None
         try:
@@ -307,6 +310,8 @@ class CdnDownloader:
                 if size > self.max_bytes:
                     raise AssetTooLargeError(self.max_bytes, size)
                 digest.update(chunk)
+                if len(head) < HEAD_BYTES:
+                    head += chunk[: HEAD_BYTES - len(head)]
                 if fh is not None:
                     await anyio.to_thread.run_sync(fh.write, chunk)
                     continue
@@ -326,7 +331,7 @@ class CdnDownloader:
         finally:
             if fh is not None:
                 fh.close()
-        return size, digest.hexdigest()
+        return size, digest.hexdigest(), head
 
 
 def _open_part(part: Path, head: bytes) -> BinaryIO:
