@@ -120,7 +120,7 @@ class GramQuery:
 
 def query_grams(folded: str) -> GramQuery:
     """The grams every row containing ``folded`` holds (see the module's docstring)."""
-    if any(c in folded for c in UNINDEXED):
+    if any(c in folded for c in UNINDEXED):  # a query is cleaned first; a raw term is not
         return GramQuery(None, _NO_ROW, exact=True)  # no indexed value holds one
     if len(folded) == 1:
         return GramQuery(_phrase(MARK + folded + MARK), None, exact=True)
