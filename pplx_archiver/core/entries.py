@@ -232,7 +232,8 @@ def _repair(current: Node, exc: PayloadError, problems: list[tuple[str, str]]) -
     value = data[key]
     problems.append((exc.path, exc.message))
     if key == "text" and isinstance(value, str) and not _json_string(value):
-        data[key] = orjson.dumps(value).decode()  # shown as the answer prose
+        prose = value.encode("utf-8", "replace").decode("utf-8")  # orjson refuses surrogates
+        data[key] = orjson.dumps(prose).decode()  # shown as the answer prose
     else:
         del data[key]
     return current.with_value(data)
