@@ -155,18 +155,24 @@ def flow_ms(pages: Path, repeat: int) -> list[float]:
     return out
 
 
+def export_ref(ref: str, ref_dir: Path) -> Path:
+    """The ``pplx_archiver`` package of git revision ``ref`` under ``ref_dir`` (made here);
+    that package and the working tree's compiled, so both sides of an A/B run bytecode."""
+    ref_dir.mkdir()
+    archive = subprocess.run(["git", "archive", ref, "pplx_archiver"], cwd=ROOT,
+                             capture_output=True, check=True)  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(ref_dir)], input=archive.stdout, check=True)
+    for package in (ref_dir, ROOT / "pplx_archiver"):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+    return ref_dir
+
+
 def flow_ab(ref: str, rounds: int, threads: int, seed: int) -> dict[str, Any]:
     """``--flow`` with the package of ``ref`` (A) and the working tree (B), alternating."""
     runs: dict[str, list[float]] = {"A": [], "B": []}
     with tempfile.TemporaryDirectory(prefix="pplx-core-ab-") as tmp:
-        pages, ref_dir = Path(tmp) / "pages.pickle", Path(tmp) / "ref"
-        ref_dir.mkdir()
+        pages, ref_dir = Path(tmp) / "pages.pickle", export_ref(ref, Path(tmp) / "ref")
         dump_pages(threads, seed, pages)
-        archive = subprocess.run(["git", "archive", ref, "pplx_archiver"], cwd=ROOT,
-                                 capture_output=True, check=True)  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", str(ref_dir)], input=archive.stdout, check=True)
-        for package in (ref_dir, ROOT / "pplx_archiver"):  # both sides from bytecode
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
         for index in range(rounds):
             for side in ("A", "B") if index % 2 == 0 else ("B", "A"):
                 package = ["--package", str(ref_dir)] if side == "A" else []

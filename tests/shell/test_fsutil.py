@@ -87,6 +87,26 @@ def test_confined_join_refuses_what_safe_join_refuses(tmp_path: Path) -> None:
         confined.key("link/y")  # a folder refused once is refused again
 
 
+def test_confined_fresh_joins_lexically_and_reads_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder the writer has just made: no resolve, no lstat, the lexical checks kept."""
+    root = tmp_path / "new"
+    root.mkdir()
+
+    def touched(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a fresh folder's join read the file system")
+
+    monkeypatch.setattr(Path, "resolve", touched)
+    monkeypatch.setattr(Path, "is_symlink", touched)
+    monkeypatch.setattr(os, "lstat", touched)
+    confined = Confined(root, fresh=True)
+    assert confined.key("turns/turn_0001.md") == root / "turns" / "turn_0001.md"
+    for parts in (("..", "x"), ("/etc",), ("a\x00b",)):
+        with pytest.raises(StoreError):
+            confined.join(*parts)
+
+
 def test_write_without_compare_replaces_and_keeps_no_temp(tmp_path: Path) -> None:
     """``compare=False`` (the writer already compared): the bytes are replaced atomically."""
     path = tmp_path / "a.md"

@@ -108,6 +108,23 @@ def test_mode_or_title_change_moves_folder_by_rename(tmp_path: Path) -> None:
         assert row is not None and row.path == moved.path and row.mode == "computer"
 
 
+def test_existing_folder_is_checked_and_cleaned_a_new_one_is_not_read(tmp_path: Path) -> None:
+    """Committing into a folder that exists removes temp leftovers of a killed run and
+    refuses a file that links out of the archive; a new folder is written as made."""
+    with Archive(tmp_path) as arc:
+        first = arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        folder = tmp_path / first.path
+        leftover = folder / ".conversation.md.tmp-0badcafe"
+        leftover.write_bytes(b"half")
+        arc.commit_thread("a", result(answer="changed"), raw(b"{}"), None, None)
+        assert not leftover.exists()
+        (folder / "conversation.md").unlink()
+        (folder / "conversation.md").symlink_to(tmp_path.parent / "outside.md")
+        with pytest.raises(StoreError, match="outside"):
+            arc.commit_thread("a", result(answer="again"), raw(b"{}"), None, None)
+        assert not (tmp_path.parent / "outside.md").exists()
+
+
 class FailingDisk(Disk):
     """The writer's file operations, failing at one file name (a disk full mid-commit)."""
 

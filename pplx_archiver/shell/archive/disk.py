@@ -8,6 +8,7 @@ pass one that fails at a chosen file or records the order of the writes.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -40,6 +41,10 @@ class Disk:
             source.rename(dest)
         except OSError as exc:
             raise StoreError(f"{source}: cannot move to {dest}: {exc}") from exc
+
+    def exists(self, path: Path) -> bool:
+        """True when something is at ``path`` (a dangling symlink included)."""
+        return os.path.lexists(path)
 
     def make_dir(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)

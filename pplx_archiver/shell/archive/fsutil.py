@@ -163,19 +163,27 @@ class Confined:
     checked) once per instance, and each file costs one ``lstat`` (a symlink is resolved and
     checked in full). Use one instance for one commit: a folder checked earlier in it is
     trusted, as the single writer holding the archive lock never makes a folder a symlink.
+
+    ``fresh=True``: the caller has just created ``root`` itself (it did not exist), so
+    nothing under it can be a symlink and the lexical checks suffice: no ``lstat`` at all.
     """
 
-    __slots__ = ("_base", "_checked", "root")
+    __slots__ = ("_base", "_checked", "_fresh", "root")
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, fresh: bool = False) -> None:
         self.root = root
-        self._base = _resolved_root(root) if root.is_absolute() else root.resolve()
+        self._fresh = fresh
+        self._base = (
+            root if fresh else _resolved_root(root) if root.is_absolute() else root.resolve()
+        )
         self._checked: set[Path] = set()
 
     def join(self, *parts: str) -> Path:
         """The confined path of ``parts`` under the root (StoreError when it would leave)."""
         _check_parts(self.root, parts)
         candidate = self.root.joinpath(*parts)
+        if self._fresh:
+            return candidate
         parent = candidate.parent
         if parent not in self._checked:
             _check_resolved(self.root, self._base, parent)

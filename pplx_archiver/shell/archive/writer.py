@@ -120,10 +120,13 @@ class ArchiveWriter:
             self.archive.index.upsert(uuid, plan.account, status="pending")
         if prep.moving_from is not None:
             self._move_folder(self.archive.folder(prep.moving_from), target)
+        # A folder made now holds nothing: no leftovers to look for, no symlink to resolve.
+        fresh = not disk.exists(target)
         disk.make_dir(target)
-        self._remove_temp_leftovers(target)
-        written = self._write_changed(prep, target)
-        written += self._move_staged(target, plan.staged)
+        if not fresh:
+            self._remove_temp_leftovers(target)
+        written = self._write_changed(prep, target, fresh)
+        written += self._move_staged(target, plan.staged, fresh)
         removed = self._remove_stale(target, prep.stale)
         fields = index_fields(self.archive, prep)
         hook = self._search_hook(plan.account, prep.rel, plan)
@@ -142,10 +145,10 @@ class ArchiveWriter:
             removed=removed,
         )
 
-    def _write_changed(self, prep: PreparedCommit, target: Path) -> int:
+    def _write_changed(self, prep: PreparedCommit, target: Path, fresh: bool) -> int:
         """Write the files :func:`prepare` found changed, in the plan's order (the unchanged
         ones are left alone: their mtime tells when their content last changed)."""
-        confined, changed, made = Confined(target), set(prep.changed), {target}
+        confined, changed, made = Confined(target, fresh=fresh), set(prep.changed), {target}
         written = 0
         for key in prep.order:
             if key not in changed:
@@ -172,11 +175,11 @@ class ArchiveWriter:
                 break
             current = current.parent
 
-    def _move_staged(self, folder: Path, staged: Iterable[StagedFile]) -> int:
+    def _move_staged(self, folder: Path, staged: Iterable[StagedFile], fresh: bool) -> int:
         """Move complete downloads in (before the thread is marked done); return how many."""
         moved = 0
         parents: set[Path] = set()
-        confined = Confined(folder)  # each sub-folder resolved once, not each file's path
+        confined = Confined(folder, fresh=fresh)  # each sub-folder resolved once at most
         for item in sorted(staged, key=lambda s: s.rel):
             dest = confined.key(item.rel)
             self.disk.move_in(Path(item.source), dest)
@@ -275,7 +278,7 @@ class ArchiveWriter:
     def _placement(self, plan: AssetPlacement) -> int:
         """Backfilled assets: downloads moved in, inline files, then the manifest."""
         folder = self.archive.folder(plan.rel_path)
-        written = self._move_staged(folder, plan.staged)
+        written = self._move_staged(folder, plan.staged, fresh=False)
         written += self._write_all(
             folder, plan.files, sorted(k for k in plan.files if k != MANIFEST)
         )
