@@ -13,14 +13,16 @@ and returns a :class:`ThreadPlan`: both raw files (signed-URL credentials masked
 paging records, the asset versions and the rendered files. Each body is parsed once (only a
 body the scrub changed is parsed again, as the text that is archived), and the thread is
 decoded once: the same decoded thread decides whether the schematized pages are needed, names
-the assets and is rendered. Only when the scrub changed a page are the assets read from a
-second decode of the pages as received, because their signed URLs must still be valid to
-download them.
+the assets and is rendered. The assets are named from the pages as archived (an inline asset's
+text keeps its credentials masked, as every archived byte does); only the URLs to download
+must be the ones as received, with valid signatures: each masked URL is read back from the
+bodies the scrub changed (:func:`~pplx_archiver.core.scrub.signed_urls`), and only when one
+cannot be told exactly are the pages as received decoded for it.
 
 When no plain entry has a search mode the decision is certainly "fetch the schematized
 pages" (:func:`~pplx_archiver.core.modes.may_stay_plain`) and the plain pages are decoded only
 with them. Otherwise a thread with schematized pages is decoded more than once (its plain
-pages to decide, then both flavours, then the pages as received when the scrub changed one);
+pages to decide, then both flavours, and the pages as received in the rare case above);
 its decodes share one :class:`~pplx_archiver.core.decode.DecodeMemo`, so each embedded JSON
 text is parsed once and an entry already decoded the same way from an equal value is not
 decoded again.
@@ -49,7 +51,7 @@ from pplx_archiver.core.modes import blocks_needed, may_stay_plain
 from pplx_archiver.core.paginate import BLOCKS, PLAIN, PageRequest, PagingRecord, thread_pages
 from pplx_archiver.core.rawfile import encode_checked_pages
 from pplx_archiver.core.render import render_thread
-from pplx_archiver.core.scrub import scrub_signed_urls
+from pplx_archiver.core.scrub import MASK_TEXT, scrub_signed_urls, signed_urls
 from pplx_archiver.core.values import Thread
 from pplx_archiver.errors import PayloadError
 
@@ -103,15 +105,24 @@ class _Pages:
     stored: list[RawPage]
     live: list[RawPage]
     raw: list[tuple[Mapping[str, Any], bytes]]
+    changed: list[bytes]  # the bodies the scrub changed, as received
     scrubbed: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Live:
+    """One flavour's pages as received, for the asset URLs (empty when nothing was masked)."""
+
+    pages: tuple[RawPage, ...] = ()
+    changed: tuple[bytes, ...] = ()
 
 
 def _flavour(
     thread_id: str, flavour: str, limit: int
-) -> Generator[PageNeed, tuple[Any, bytes], tuple[FlavourPlan, tuple[RawPage, ...]]]:
+) -> Generator[PageNeed, tuple[Any, bytes], tuple[FlavourPlan, _Live]]:
     """Fetch every page of one flavour; return its plan and the pages as received."""
     gen = thread_pages(thread_id, flavour, limit=limit)
-    acc = _Pages([], [], [])
+    acc = _Pages([], [], [], [])
     request = next(gen)
     try:
         while True:
@@ -124,6 +135,7 @@ def _flavour(
                 acc.stored.append(acc.live[-1])
             else:
                 acc.scrubbed = True
+                acc.changed.append(body)
                 acc.stored.append(RawPage(request=record, body=orjson.loads(clean)))
             request = gen.send(decoded)
     except StopIteration as stop:
@@ -131,7 +143,7 @@ def _flavour(
     # Every body above is valid JSON: its value came from parsing it (or its masked copy).
     raw_file = encode_checked_pages(acc.raw)
     plan = FlavourPlan(tuple(acc.stored), raw_file, paging, acc.scrubbed)
-    return plan, tuple(acc.live)
+    return plan, _Live(tuple(acc.live), tuple(acc.changed))
 
 
 def _decode(
@@ -167,7 +179,7 @@ def thread_flow(
     if may_stay_plain(plain.pages):
         thread = _decode(tid, plain.pages, (), memo)
     blocks: FlavourPlan | None = None
-    blocks_live: tuple[RawPage, ...] = ()
+    blocks_live = _Live()
     if thread is None or blocks_needed(thread, row):
         blocks, blocks_live = yield from _flavour(tid, BLOCKS, page_limit)
         thread = None  # the schematized pages change the decoded thread
@@ -181,12 +193,49 @@ def thread_flow(
         thread = _decode(tid, inp.plain_pages, inp.blocks_pages, memo)
     refs: tuple[AssetRef, ...] = ()
     if assets:
-        if plain.scrubbed or (blocks is not None and blocks.scrubbed):
-            refs = assets_of(_decode(tid, plain_live, blocks_live, memo))
-        else:
-            refs = assets_of(thread)
+        refs = assets_of(thread)
+        changed = plain_live.changed + blocks_live.changed
+        if refs and changed:  # the URLs to download are the ones as received
+            found = _live_urls(refs, changed)
+            if found is None:
+                live = _decode(tid, plain_live.pages, blocks_live.pages, memo)
+                found = _paired_urls(refs, assets_of(live))
+            refs = found
         if refs:
             downloads: tuple[AssetFile, ...] = yield AssetsNeed(refs)
             inp = dataclasses.replace(inp, downloads=tuple(downloads))
     result = render_thread(inp, ctx, thread=thread)
     return ThreadPlan(tid, plain, blocks, refs, result)
+
+
+def _live_urls(
+    refs: tuple[AssetRef, ...], changed: tuple[bytes, ...]
+) -> tuple[AssetRef, ...] | None:
+    """``refs`` with each masked URL as received (read from the changed bodies); None when
+    one cannot be told exactly (then the pages as received are decoded)."""
+    table: dict[str, str | None] | None = None
+    out: list[AssetRef] = []
+    for ref in refs:
+        if ref.url and MASK_TEXT in ref.url:
+            table = signed_urls(changed) if table is None else table
+            url = table.get(ref.url)
+            if url is None:
+                return None
+            ref = dataclasses.replace(ref, url=url)
+        out.append(ref)
+    return tuple(out)
+
+
+def _paired_urls(refs: tuple[AssetRef, ...], live: tuple[AssetRef, ...]) -> tuple[AssetRef, ...]:
+    """The URLs of ``live`` (the decode of the pages as received) on ``refs``, version by
+    version, so every other field stays masked; ``live`` itself if they do not pair up."""
+    if [_version(r) for r in refs] != [_version(r) for r in live]:
+        return live
+    return tuple(
+        ref if ref.url == got.url else dataclasses.replace(ref, url=got.url)
+        for ref, got in zip(refs, live, strict=True)
+    )
+
+
+def _version(ref: AssetRef) -> tuple[str, str, str, int]:
+    return (ref.uuid, ref.created_at, ref.file_name, ref.version)

@@ -160,3 +160,53 @@ def test_without_assets_nothing_is_asked_and_bad_pages_raise() -> None:
     next(gen)
     with pytest.raises(PayloadError):
         gen.send(([1, 2], b"[1,2]"))
+
+
+def _asset_entry(assets: list[dict[str, Any]]) -> dict[str, Any]:
+    block = {"intended_usage": "unified_assets", "unified_assets_block": {"assets": assets}}
+    entry = b.entry("e1", 0, blocks=[block, b.answer_block("Answer.")])
+    entry["search_mode"] = "RESEARCH"
+    return entry
+
+
+def test_only_the_download_url_keeps_its_credentials() -> None:
+    """An inline asset whose text holds a signed URL is archived masked; the URL to
+    download is the one as received, read back without decoding the pages again."""
+    script = f"fetch('{SIGNED}')\n"
+    code = {"uuid": "c1", "asset_type": "CODE_FILE", "created_at": "1", "title": "a.py",
+            "code_file": {"file_name": "a.py"}, "code": {"script": script}}  # fmt: skip
+    report = {"uuid": "a1", "asset_type": "RESEARCH_REPORT", "created_at": "2", "title": "r.md",
+              "research_report": {"url": SIGNED, "file_name": "r.md"}}  # fmt: skip
+    entry = _asset_entry([code, report])
+    inp = b.thread_input([b.page([entry])], [b.page([entry])], listing=ListingRow("thread-1"))
+    plan, _needs = _drive(inp)
+    by_uuid = {r.uuid: r for r in plan.refs}
+    assert by_uuid["a1"].url == SIGNED
+    assert by_uuid["c1"].inline_content is not None
+    assert "sigsig" not in by_uuid["c1"].inline_content
+    assert "Signature=REDACTED" in by_uuid["c1"].inline_content
+
+
+@pytest.mark.parametrize("how", ["fallback", "direct"])
+def test_urls_the_bodies_do_not_tell_are_read_from_a_decode(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the changed bodies cannot tell a URL (here: none is found), the pages as
+    received are decoded for it, and the other fields stay as archived."""
+    calls: list[int] = []
+    real = flow_mod.decode_thread
+
+    def counting(plain: Sequence[RawPage], blocks: Sequence[RawPage], memo: Any = None) -> Thread:
+        calls.append(1)
+        return real(plain, blocks, memo)
+
+    monkeypatch.setattr(flow_mod, "decode_thread", counting)
+    if how == "fallback":
+        monkeypatch.setattr(flow_mod, "signed_urls", lambda _bodies: {})
+    report = {"uuid": "a1", "asset_type": "RESEARCH_REPORT", "created_at": "2", "title": "r.md",
+              "research_report": {"url": SIGNED, "file_name": "r.md"}}  # fmt: skip
+    entry = _asset_entry([report])
+    inp = b.thread_input([b.page([entry])], [b.page([entry])], listing=ListingRow("thread-1"))
+    plan, _needs = _drive(inp)
+    assert [r.url for r in plan.refs] == [SIGNED]
+    assert len(calls) == (2 if how == "fallback" else 1)

@@ -158,3 +158,70 @@ def test_the_density_of_equals_signs_chooses_the_way(monkeypatch: pytest.MonkeyP
     assert b"secret" not in scrub.scrub_signed_urls(sparse)
     assert b"secret" not in scrub.scrub_signed_urls(dense)
     assert used == ["_spans_at_equals", "_spans_by_name"]
+
+
+def _masked_text(url: str) -> str:
+    """The URL's text as the scrubbed body decodes to it."""
+    return str(orjson.loads(scrub_signed_urls(orjson.dumps(url))))
+
+
+def _written(url: str, how: str) -> bytes:
+    """A page body holding ``url`` written one way: plain, ``&`` as ``\\u0026``, ``/`` as
+    ``\\/``, or inside a JSON text embedded in a string."""
+    if how == "plain":
+        return orjson.dumps({"url": url, "other": "text"})
+    if how == "u0026":
+        return orjson.dumps({"url": url}).replace(b"&", b"\\u0026")
+    if how == "slash":
+        return orjson.dumps({"url": url}).replace(b"/", b"\\/")
+    return orjson.dumps({"text": orjson.dumps({"url": url}).decode()})
+
+
+@pytest.mark.parametrize("how", ["plain", "u0026", "slash", "embedded"])
+@pytest.mark.parametrize("url", [URL, S3])
+def test_signed_urls_reads_the_url_as_received_by_its_masked_text(url: str, how: str) -> None:
+    """Each way of writing a URL gives back the URL as received under its masked text."""
+    body = _written(url, how)
+    assert orjson.loads(body) != orjson.loads(scrub_signed_urls(body))
+    assert scrub.signed_urls([body]) == {_masked_text(url): url}
+
+
+def test_signed_urls_reads_escapes_and_refuses_what_it_cannot_tell() -> None:
+    """Two signatures of one URL are ambiguous (None); any JSON escape is read; a URL inside
+    a longer string is not a URL of the table (the whole string is its entry)."""
+    other = URL.replace("abcDEF", "zzz")
+    table = scrub.signed_urls([_written(URL, "plain"), _written(other, "plain")])
+    assert table == {_masked_text(URL): None}
+    accented = URL.replace("/a/", "/\u00e9t\u00e9/")
+    escaped = orjson.dumps({"url": accented}).replace("\u00e9".encode(), b"\\u00e9")
+    assert scrub.signed_urls([escaped]) == {_masked_text(accented): accented}
+    prose = f"see {URL} and\nmore"
+    assert scrub.signed_urls([orjson.dumps({"u": prose})]) == {_masked_text(prose): prose}
+
+
+_URL_CHARS = st.sampled_from([*"abcXYZ019-._~%+=&/?:", "\u00e9", "\n", '"', "\\"])
+
+
+def _stored_url(body: bytes, how: str) -> str:
+    """The URL's text in the scrubbed body, as the decode reads it."""
+    value = orjson.loads(scrub_signed_urls(body))
+    return str(orjson.loads(value["text"])["url"] if how == "embedded" else value["url"])
+
+
+@given(
+    st.lists(st.text(_URL_CHARS, min_size=1, max_size=40), min_size=1, max_size=4),
+    st.sampled_from(["plain", "u0026", "slash", "embedded"]),
+)
+def test_a_stored_url_maps_only_to_a_url_received_with_that_stored_text(
+    tails: list[str], how: str
+) -> None:
+    """Whatever the URLs: the table gives a stored URL either nothing or a URL as received
+    whose scrubbed body reads as exactly that stored text (never another URL)."""
+    urls = [f"https://cdn.test/f?Expires=1&Signature={t}&Key-Pair-Id=K" for t in tails]
+    bodies = [_written(u, how) for u in urls]
+    stored = [_stored_url(body, how) for body in bodies]
+    table = scrub.signed_urls(bodies)
+    for text in stored:
+        got = table.get(text)
+        if got is not None:
+            assert got in {u for u, s in zip(urls, stored, strict=True) if s == text}
