@@ -240,3 +240,41 @@ async def test_downloads_from_the_api_origin_share_its_budget(tmp_path: Path) ->
         assert cdn.limiter.snapshot().acquired == 3
     assert not shared.covers("https://www.perplexity.ai:8443/x")
     assert not shared.covers("http://www.perplexity.ai/x")
+
+
+@pytest.mark.parametrize("durable", [True, False])
+async def test_fsync_and_thread_hops_follow_durability(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool
+) -> None:
+    """A durable download is fsynced in a worker thread; without durability (a group-committed
+    archive) nothing is fsynced and a small body is written without a thread hop, a larger
+    one still in a worker thread."""
+    import os
+
+    import anyio.to_thread
+
+    from pplx_archiver.shell.net import download
+
+    fsynced: list[int] = []
+    hops: list[str] = []
+    real_hop = anyio.to_thread.run_sync
+
+    async def counting_hop(func: Any, *args: Any, **kwargs: Any) -> Any:
+        hops.append(getattr(func, "__name__", "?"))
+        return await real_hop(func, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", lambda fd: fsynced.append(fd))
+    monkeypatch.setattr(download.anyio.to_thread, "run_sync", counting_hop)
+    monkeypatch.setattr(download, "INLINE_MAX", 100)
+    small, large = b"s" * 50, b"L" * 500
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=large if "large" in request.url.path else small)
+
+    async with _downloader(httpx.MockTransport(handler), durable=durable) as cdn:
+        got_small = await cdn.download(CDN, tmp_path / "small.bin")
+        got_large = await cdn.download(CDN.replace("report", "large"), tmp_path / "large.bin")
+    assert got_small.path.read_bytes() == small and got_large.path.read_bytes() == large
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["large.bin", "small.bin"]
+    assert len(fsynced) == (2 if durable else 0)
+    assert hops == ["_write_part", "_write_part"] if durable else hops == ["_write_part"]

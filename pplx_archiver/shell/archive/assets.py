@@ -384,6 +384,7 @@ async def open_assets(
             sleep=sleep,
             clock=clock,
             shared=shared,
+            durable=not getattr(archive, "group_commit", False),
         )
         if online
         else None

@@ -14,9 +14,11 @@ request, not the share the downloads happened to leave the API.
 A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
 the stream is aborted as soon as it passes ``max_bytes`` (:class:`AssetTooLargeError`), a body
 shorter or longer than its ``Content-Length`` is refused and retried, and only a complete
-body is fsynced and renamed to its staged name. Expired signed URLs (403/410/400 from the CDN,
-or an expiry parameter already in the past: :func:`url_expired`) raise
-:class:`UrlExpiredError`; the caller refreshes the URL through the API and retries once.
+body is fsynced and renamed to its staged name (``durable=False``: not fsynced, for an archive
+whose group commit syncs its whole file system before a thread is marked done; a small body
+is then written by the event loop itself, without a worker-thread hop). Expired signed URLs
+(403/410/400 from the CDN, or an expiry parameter already in the past: :func:`url_expired`)
+raise :class:`UrlExpiredError`; the caller refreshes the URL through the API and retries once.
 
 Errors (all :class:`~pplx_archiver.errors.FetchError`)::
 
@@ -54,6 +56,9 @@ DEFAULT_CDN_RATE = 20.0
 DEFAULT_ATTEMPTS = 3
 # Bodies up to this size are gathered in memory and written in one worker-thread call.
 IN_MEMORY_MAX = 4 * 1024 * 1024
+# A body this small, when no fsync is due, is written by the event loop itself: the
+# worker-thread hop cost more CPU than the write (page cache, well under a millisecond).
+INLINE_MAX = 256 * 1024
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -165,6 +170,7 @@ class CdnDownloader:
         sleep: Sleep = anyio.sleep,
         clock: Callable[[], float] = time.monotonic,
         shared: OriginBudget | None = None,
+        durable: bool = True,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"asset concurrency must be at least 1, got {concurrency}")
@@ -177,6 +183,9 @@ class CdnDownloader:
         self.capacity = anyio.CapacityLimiter(concurrency)
         self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
         self.shared = shared
+        # False: the archive's group commit syncs its whole file system (staging included)
+        # before a thread is marked done, so a staged file needs no fsync of its own.
+        self.durable = durable
         self._sleep = sleep
         self._http = JarlessClient(
             transport=transport
@@ -323,10 +332,14 @@ class CdnDownloader:
                 raise AssetDownloadError(
                     f"body of {size} bytes, Content-Length said {announced}", transient=True
                 )
-            if fh is None:
-                await anyio.to_thread.run_sync(_write_part, part, b"".join(held), dest)
+            if fh is None and not self.durable and size <= INLINE_MAX:
+                _write_part(part, b"".join(held), dest, durable=False)  # no thread hop
+            elif fh is None:
+                await anyio.to_thread.run_sync(
+                    _write_part, part, b"".join(held), dest, self.durable
+                )
             else:
-                await anyio.to_thread.run_sync(_sync_close, fh, part, dest)
+                await anyio.to_thread.run_sync(_sync_close, fh, part, dest, self.durable)
                 fh = None
         finally:
             if fh is not None:
@@ -341,16 +354,18 @@ def _open_part(part: Path, head: bytes) -> BinaryIO:
     return fh
 
 
-def _sync_close(fh: BinaryIO, part: Path, dest: Path) -> None:
-    """Flush, fsync and close the staging file, then rename it to its staged name."""
+def _sync_close(fh: BinaryIO, part: Path, dest: Path, durable: bool = True) -> None:
+    """Flush, fsync (when ``durable``) and close the staging file, then rename it to its
+    staged name."""
     fh.flush()
-    os.fsync(fh.fileno())
+    if durable:
+        os.fsync(fh.fileno())
     fh.close()
     part.replace(dest)
 
 
-def _write_part(part: Path, data: bytes, dest: Path) -> None:
-    _sync_close(_open_part(part, data), part, dest)
+def _write_part(part: Path, data: bytes, dest: Path, durable: bool = True) -> None:
+    _sync_close(_open_part(part, data), part, dest, durable)
 
 
 def _content_length(response: httpx.Response) -> int | None:
