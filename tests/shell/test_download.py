@@ -278,3 +278,23 @@ async def test_fsync_and_thread_hops_follow_durability(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["large.bin", "small.bin"]
     assert len(fsynced) == (2 if durable else 0)
     assert hops == ["_write_part", "_write_part"] if durable else hops == ["_write_part"]
+
+
+async def test_a_finished_download_leaves_no_cyclic_garbage(tmp_path: Path) -> None:
+    """A download's response is freed by reference counting once its body is staged."""
+    import gc
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"# report\n")
+
+    async with _downloader(httpx.MockTransport(handler)) as cdn:
+        await cdn.download(CDN, tmp_path / "warm.bin")
+        gc.collect()
+        gc.disable()
+        try:
+            for n in range(20):
+                await cdn.download(CDN, tmp_path / f"{n}.bin")
+            found = gc.collect()
+        finally:
+            gc.enable()
+    assert found < 20

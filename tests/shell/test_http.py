@@ -424,3 +424,22 @@ async def test_request_urls_are_those_httpx_would_merge(path: str, params: objec
     )
     assert built.raw_path == merged.raw_path
     assert str(built) == str(merged)
+
+
+async def test_a_finished_request_leaves_no_cyclic_garbage() -> None:
+    """Each response is freed by reference counting once read (httpx binds a streamed
+    response and its stream in a cycle; the client unbinds them), so a run's requests
+    leave the garbage collector nothing to find."""
+    import gc
+
+    async with make_client(lambda _request: json_response({"a": [1, 2]})) as client:
+        await client.get_json("/rest/warm")  # one-time objects of the first request
+        gc.collect()
+        gc.disable()
+        try:
+            for n in range(20):
+                await client.get_json(f"/rest/thread/{n}")
+            found = gc.collect()
+        finally:
+            gc.enable()
+    assert found < 20  # one response's cycle alone held ~30 objects

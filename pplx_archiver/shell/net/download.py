@@ -47,7 +47,7 @@ from pplx_archiver.core.asset_files import HEAD_BYTES
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter
-from pplx_archiver.shell.net.transport import LeanTransport
+from pplx_archiver.shell.net.transport import LeanTransport, release
 
 MAX_REDIRECTS = 5
 EXPIRED_STATUSES = frozenset({400, 403, 410})
@@ -262,12 +262,16 @@ class CdnDownloader:
         part = dest.with_name(dest.name + ".part")
         try:
             async with self._http.stream("GET", url) as response:
-                self._check_status(response)
-                announced = _content_length(response)
-                if announced is not None and announced > self.max_bytes:
-                    raise AssetTooLargeError(self.max_bytes, announced)
-                size, digest, head = await self._stream_to(response, part, dest, announced)
-                ctype = response.headers.get("content-type", "")
+                try:
+                    self._check_status(response)
+                    announced = _content_length(response)
+                    if announced is not None and announced > self.max_bytes:
+                        raise AssetTooLargeError(self.max_bytes, announced)
+                    size, digest, head = await self._stream_to(response, part, dest, announced)
+                    ctype = response.headers.get("content-type", "")
+                finally:
+                    await response.aclose()
+                    release(response)
         except httpx.TooManyRedirects:
             _discard(part)
             raise AssetDownloadError(f"more than {MAX_REDIRECTS} redirects") from None

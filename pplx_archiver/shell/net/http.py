@@ -57,7 +57,7 @@ from pplx_archiver.shell.net.seam import (
     read_capped,
     request_kind,
 )
-from pplx_archiver.shell.net.transport import LeanTransport
+from pplx_archiver.shell.net.transport import LeanTransport, release
 from pplx_archiver.shell.net.window import ConcurrencyWindow
 
 __all__ = ["ApiClient", "ClientStats", "map_response", "parse_retry_after", "parse_set_cookie"]
@@ -303,6 +303,7 @@ class ApiClient:
             raise map_transport_error(exc, path) from exc
         finally:
             await response.aclose()
+            release(response)
 
     def _query(self, path: str, params: Params | None) -> list[tuple[str, Any]]:
         pairs = list(params.items()) if isinstance(params, Mapping) else list(params or ())
@@ -353,6 +354,7 @@ class ApiClient:
                     body = await read_capped(streamed, self._max_body)
                 finally:
                     await streamed.aclose()
+                    release(streamed)
         except TimeoutError:
             self._errors["deadline"] += 1
             raise DeadlineError(

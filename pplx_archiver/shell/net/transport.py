@@ -146,3 +146,17 @@ class _Body(httpx.AsyncByteStream):
                 await closer()
         finally:
             transport.checkin(self._origin, self._connection)
+
+
+_SPENT = httpx.ByteStream(b"")
+
+
+def release(response: httpx.Response) -> None:
+    """Unbind a closed streamed response from its stream.
+
+    httpx binds a streamed response's stream to the response itself (``BoundAsyncStream``
+    refers back to it): a reference cycle that reference counting never frees, so every
+    request's response, request, headers and URL waited for the cyclic garbage collector
+    (most of what it found in a run). Call once the body has been read and closed.
+    """
+    response.stream = _SPENT
