@@ -23,6 +23,7 @@ from pplx_archiver.core.markdown import (
     safe_markdown,
     single_line,
 )
+from pplx_archiver.core.mdfile import md_bytes
 
 MD = MarkdownIt("commonmark").enable("table")
 PIECES = [
@@ -413,3 +414,39 @@ def test_blockquote_prefixes_every_line() -> None:
     assert blockquote("a\n\nb") == "> a\n>\n> b\n"
     tokens = _tokens(blockquote("```\ncode") + "\nafter\n")
     assert tokens[-2].content == "after"
+
+
+# --- md_bytes: the bytes of every Markdown file -----------------------------------------
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _md_bytes_reference(text: str) -> bytes:
+    """Each C0 control but tab and newline, and DEL, as its control picture; then UTF-8."""
+    shown = _CONTROL.sub(
+        lambda m: "\u2421" if m.group() == "\x7f" else chr(0x2400 + ord(m.group())), text
+    )
+    return shown.encode("utf-8", "replace")
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet=st.characters(max_codepoint=0x10FFFF), max_size=60))
+def test_md_bytes_shows_every_control_as_its_picture(text: str) -> None:
+    data = md_bytes(text)
+    assert data == _md_bytes_reference(text)
+    assert not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", data)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain", b"plain"),
+        ("tab\tand\nnewline", b"tab\tand\nnewline"),
+        ("bell\x07", "bell\u2407".encode()),
+        ("del\x7f", "del\u2421".encode()),
+        ("量子\x00", "量子\u2400".encode()),
+        ("lone \ud800 surrogate", b"lone ? surrogate"),
+    ],
+)
+def test_md_bytes_examples(text: str, expected: bytes) -> None:
+    assert md_bytes(text) == expected
