@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -282,7 +283,6 @@ async def test_fsync_and_thread_hops_follow_durability(
 
 async def test_a_finished_download_leaves_no_cyclic_garbage(tmp_path: Path) -> None:
     """A download's response is freed by reference counting once its body is staged."""
-    import gc
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=b"# report\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import gc
 
 import httpx
 import pytest
@@ -430,8 +431,6 @@ async def test_a_finished_request_leaves_no_cyclic_garbage() -> None:
     """Each response is freed by reference counting once read (httpx binds a streamed
     response and its stream in a cycle; the client unbinds them), so a run's requests
     leave the garbage collector nothing to find."""
-    import gc
-
     async with make_client(lambda _request: json_response({"a": [1, 2]})) as client:
         await client.get_json("/rest/warm")  # one-time objects of the first request
         gc.collect()

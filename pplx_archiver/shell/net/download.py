@@ -269,7 +269,7 @@ class CdnDownloader:
                         raise AssetTooLargeError(self.max_bytes, announced)
                     size, digest, head = await self._stream_to(response, part, dest, announced)
                     ctype = response.headers.get("content-type", "")
-                finally:
+                finally:  # closed first: the connection goes back with the real stream
                     await response.aclose()
                     release(response)
         except httpx.TooManyRedirects:

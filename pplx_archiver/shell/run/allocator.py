@@ -28,9 +28,10 @@ import sys
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 128 * 1024  # glibc's own default, now fixed
 # A young collection after 200,000 net new container objects instead of 700; older ones
-# after 20 of the generation below instead of 10. (The count only grows with objects that
-# outlive their thread: each request's response no longer sits in a reference cycle, see
-# ``shell/net/transport.py: release``, so the run makes next to no cyclic garbage.)
+# after 20 of the generation below instead of 10. (Nearly every object a thread makes is
+# freed by its reference count, which lowers the count again; each request's response no
+# longer sits in a reference cycle, see ``shell/net/transport.py: release``, so the run
+# makes next to no cyclic garbage.)
 GC_THRESHOLDS = (200_000, 20, 20)
 
 
