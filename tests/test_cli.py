@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from pplx_archiver import __version__
 from pplx_archiver.cli import _register, app
+from pplx_archiver.errors import EXIT_BUSY
+from pplx_archiver.shell.archive.lock import writer_lock
 
 
 def test_version_and_help() -> None:
@@ -44,3 +47,16 @@ def test_demo_without_the_sim_extra_names_it(monkeypatch: pytest.MonkeyPatch) ->
     assert result.exit_code == 2
     assert "pplx-archiver[sim]" in result.output
     assert "uvicorn" in result.output
+
+
+def test_demo_on_a_busy_archive_says_so_and_claims_nothing(tmp_path: Path) -> None:
+    """A demo whose archive another command is writing ends with the busy code and its one
+    line, without the hints that say an archive was written."""
+    _register()
+    out = tmp_path / "demo"
+    with writer_lock(out, "batch"):
+        result = CliRunner().invoke(app, ["demo", "--out", str(out), "--threads", "2"])
+    assert result.exit_code == EXIT_BUSY
+    assert "is busy" in result.output
+    assert "Archive written" not in result.output
+    assert "Traceback" not in result.output

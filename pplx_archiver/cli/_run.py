@@ -340,7 +340,8 @@ def run_demo(
             run_cli("batch", opts)
         except typer.Exit as done:
             code = int(done.exit_code or 0)
-    _demo_next_steps(out)
+    if code in (EXIT_OK, EXIT_FAILURES):  # an archive was written (some threads may have failed)
+        _demo_next_steps(out)
     raise typer.Exit(code)
 
 
