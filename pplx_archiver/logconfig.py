@@ -21,6 +21,8 @@ from typing import Any, Protocol
 import orjson
 import structlog
 
+from pplx_archiver.core.alerts import KINDS
+
 MASK = "***"
 
 _SECRET_KEY = re.compile(
@@ -160,7 +162,9 @@ def _emit(
         if _sinks.stderr_json is not None:
             _sinks.stderr_json.write(line)
             _sinks.stderr_json.flush()
-        if _sinks.console is not None and _sinks.console_renderer is not None:
+        digested = _sinks.console_min > 20 and event_dict.get("event") in KINDS
+        if _sinks.console is not None and _sinks.console_renderer is not None and not digested:
+            # a finding is summed up by the run's closing digest (every one is in the log)
             text = _sinks.console_renderer(logger, method, dict(event_dict))
             _sinks.console.write(str(text) + "\n")
             _sinks.console.flush()

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search",
     "site",
     "history",
+    "changes",
     "schedule",
     "relations",
     "usage",

@@ -256,7 +256,7 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
                 code = several.exit_code
             else:
                 summary = anyio.run(run_command, settings, command, opts, log_path)
-                code = EXIT_FAILURES if summary.failed else EXIT_OK
+                code = EXIT_FAILURES if summary.failed or summary.incomplete else EXIT_OK
     except (PplxError, KeyboardInterrupt, OSError, sqlite3.Error) as exc:
         raise typer.Exit(fail(exc)) from None
     raise typer.Exit(code)

@@ -173,6 +173,7 @@ class _Renderer:
             events.append(("WORKFLOW_INTERRUPTED", dict(rec)))
         for var in variants:
             events.append(("ANSWER_VARIANT_DETECTED", dict(var)))
+        events.extend(self.substitutions())
         created = self.created_us()
         return RenderResult(
             thread_uuid=self.uuid,
@@ -185,6 +186,17 @@ class _Renderer:
             variants=variants,
             prose=ThreadProse(rows=(thread_row, *self.turns.prose)),
         )
+
+    def substitutions(self) -> list[tuple[str, dict[str, Any]]]:
+        """``MODEL_SUBSTITUTED`` for each turn served by another model than the one chosen
+        (both fields present; nothing is guessed when one is missing)."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for turn, entry in enumerate(self.thread.entries, start=1):
+            chosen, served = entry.user_model, entry.display_model
+            if chosen and served and chosen != served:
+                fields = {"turn": turn, "entry_uuid": entry.uuid or entry.key}
+                out.append(("MODEL_SUBSTITUTED", {**fields, "chosen": chosen, "served": served}))
+        return out
 
     def degraded_events(self) -> list[tuple[str, dict[str, Any]]]:
         """One ENTRY_DEGRADED finding per value left out (turns, background, metadata)."""

@@ -190,6 +190,8 @@ class Turn:
     assets: tuple[AssetVersion, ...]
     answer_in_text: bool
     rewritten: bool = False
+    edited: int = 0  # times the answer was edited under the same entry id (`/__sim/mutate` edit)
+    served_model: str | None = None  # a model served instead of the chosen one (substitute)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -860,4 +862,35 @@ def rewrite_turn(plan: ThreadPlan, seed: int, turn_no: int | None, at_us: int) -
     turns[target] = dataclasses.replace(
         turns[target], variant=variant, rewritten=True, updated_us=at_us
     )
+    return dataclasses.replace(plan, turns=tuple(turns), updated_us=at_us)
+
+
+def _target_turn(plan: ThreadPlan, turn_no: int | None) -> int:
+    candidates = [t.index for t in plan.turns if not t.stub]
+    target = candidates[-1] if turn_no is None else turn_no
+    if target not in candidates:
+        raise ValueError(f"turn {turn_no} is not an answered turn of thread {plan.uuid}")
+    return target
+
+
+def edit_turn(plan: ThreadPlan, turn_no: int | None, at_us: int | None) -> ThreadPlan:
+    """``plan`` with one answer edited under the same entry id: other words, one source
+    swapped. ``at_us`` None edits silently (no update time moves)."""
+    target = _target_turn(plan, turn_no)
+    turns = list(plan.turns)
+    old = turns[target]
+    web = (*old.web[1:], 90 + old.edited) if old.web else (90 + old.edited,)
+    new = dataclasses.replace(old, edited=old.edited + 1, web=web)
+    if at_us is not None:
+        new = dataclasses.replace(new, updated_us=at_us)
+    turns[target] = new
+    updated = plan.updated_us if at_us is None else at_us
+    return dataclasses.replace(plan, turns=tuple(turns), updated_us=updated)
+
+
+def substitute_turn(plan: ThreadPlan, turn_no: int | None, served: str, at_us: int) -> ThreadPlan:
+    """``plan`` with one turn served by ``served`` while the chosen model stays."""
+    target = _target_turn(plan, turn_no)
+    turns = list(plan.turns)
+    turns[target] = dataclasses.replace(turns[target], served_model=served, updated_us=at_us)
     return dataclasses.replace(plan, turns=tuple(turns), updated_us=at_us)

@@ -92,6 +92,7 @@ def web_result(plan: ThreadPlan, n: int) -> Json:
 def answer_of(plan: ThreadPlan, turn: Turn) -> str:
     """The answer Markdown of a turn (a rewritten answer reads differently)."""
     seed = turn.answer_seed + (":rewritten" if turn.rewritten else "")
+    seed += f":edit{turn.edited}" if turn.edited else ""
     return answer_text(seed, turn.features, len(turn.web))
 
 
@@ -532,7 +533,7 @@ def _entry_common(plan: ThreadPlan, turn: Turn, collection: Json | None) -> Json
         "status": "COMPLETED",
         "thread_title": plan.title,
         "related_queries": [] if turn.stub else [f"More about {turn.query}"],
-        "display_model": turn.display_model,
+        "display_model": turn.served_model or turn.display_model,
         "user_selected_model": turn.display_model,
         "personalized": True,
         "mode": "ASI" if turn.kind == "computer" else "COPILOT",

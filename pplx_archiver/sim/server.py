@@ -528,6 +528,8 @@ class SimServer:
         if found is None:
             return denied
         asset = found[2]
+        if self.state.failing_reports and asset.asset_type == "RESEARCH_REPORT":
+            return Response(b"internal error", 500, media_type="text/plain")
         media = "text/markdown" if asset.content != "binary" else "application/octet-stream"
         if asset.file_name.endswith(".py"):
             media = "text/x-python"
@@ -563,6 +565,7 @@ class SimServer:
             for item in body.get("rewrite", []):
                 plan = self.state.rewrite(self._index_of(item["thread"]), item.get("turn"))
                 result.setdefault("rewritten", []).append(plan.uuid)
+            self._mutate_answers(body, result)
             for thread_id in body.get("delete", []):
                 self.state.delete(self._index_of(thread_id))
                 result.setdefault("deleted", []).append(thread_id)
@@ -572,6 +575,21 @@ class SimServer:
         except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
             return _json({"error": f"bad mutation: {exc}"}, 400)
         return _json(result)
+
+    def _mutate_answers(self, body: Json, result: Json) -> None:
+        """``edit`` (an answer changed under its id, ``silent`` or not), ``substitute`` (a
+        turn served by another model) and ``fail_reports`` (the CDN fails research reports)."""
+        for item in body.get("edit", []):
+            index = self._index_of(item["thread"])
+            plan = self.state.edit(index, item.get("turn"), bool(item.get("silent", False)))
+            result.setdefault("edited", []).append(plan.uuid)
+        for item in body.get("substitute", []):
+            served = str(item.get("served", "gemini38flash"))
+            plan = self.state.substitute(self._index_of(item["thread"]), item.get("turn"), served)
+            result.setdefault("substituted", []).append(plan.uuid)
+        if "fail_reports" in body:
+            self.state.failing_reports = bool(body["fail_reports"])
+            result["fail_reports"] = self.state.failing_reports
 
     async def stats_endpoint(self, request: Request) -> Response:
         if request.method == "DELETE":

@@ -21,11 +21,13 @@ from pplx_archiver.sim.account import (
     ThreadPlan,
     base_updated_us,
     continue_thread,
+    edit_turn,
     plan_added,
     plan_thread,
     rewrite_turn,
     space_count,
     space_of,
+    substitute_turn,
     terminal_state,
     thread_uuid,
 )
@@ -57,6 +59,7 @@ class AccountState:
         self.detail_hits: dict[int, int] = {}
         self._members: dict[int, list[int]] | None = None
         self._spaces: list[Json] | None = None
+        self.failing_reports = False  # the CDN answers 500 for research reports (mutate)
         self.created_spaces: list[Json] = []  # spaces made through the API (sim/ask.py)
         # Threads of another user in a space shared with the account (SimConfig docstring).
         self.shared = frozenset(range(max(0, self.size - config.shared_space_threads), self.size))
@@ -273,6 +276,24 @@ class AccountState:
     def rewrite(self, index: int, turn: int | None) -> ThreadPlan:
         """Rewrite one answer of thread ``index`` into a registered variant."""
         plan = rewrite_turn(self.plan(index), self.seed, turn, self._tick())
+        self._move_to_top(index, plan)
+        return plan
+
+    def edit(self, index: int, turn: int | None, silent: bool) -> ThreadPlan:
+        """Edit one answer of thread ``index`` under its entry id; ``silent``: the thread's
+        update time does not move (it keeps its place in the listing)."""
+        if silent:
+            plan = edit_turn(self.plan(index), turn, None)
+            self._overrides[index] = plan
+            self.versions[index] = self.versions.get(index, 0) + 1
+            return plan
+        plan = edit_turn(self.plan(index), turn, self._tick())
+        self._move_to_top(index, plan)
+        return plan
+
+    def substitute(self, index: int, turn: int | None, served: str) -> ThreadPlan:
+        """Serve one turn of thread ``index`` by ``served`` instead of the chosen model."""
+        plan = substitute_turn(self.plan(index), turn, served, self._tick())
         self._move_to_top(index, plan)
         return plan
 

@@ -18,7 +18,7 @@ def test_schema_wal_and_version(tmp_path: Path) -> None:
     Index(path).close()
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+    assert db.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
     db.close()
     idx = Index(path)
     assert idx.counts() == {}

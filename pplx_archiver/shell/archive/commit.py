@@ -13,6 +13,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from pplx_archiver.core.asset_files import INCOMPLETE
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.files import (
@@ -29,6 +32,7 @@ from pplx_archiver.shell.archive.files import (
     with_remote_deleted,
 )
 from pplx_archiver.shell.archive.fsutil import Confined, same_bytes
+from pplx_archiver.shell.archive.history import HistoryStep, plan_step
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.archive.index import ThreadRow
@@ -44,10 +48,23 @@ class CommitOutcome:
     unchanged: int
     moved_from: str | None = None
     removed: int = 0
+    version: int | None = None  # the thread's new version number, when one was kept
+    # findings of this commit stating a new fact: (event, level, fields), logged by the run
+    findings: tuple[tuple[str, str, Mapping[str, Any]], ...] = ()
 
     def as_fields(self) -> dict[str, Any]:
-        """Log fields for ``THREAD_ARCHIVED``."""
-        return dataclasses.asdict(self)
+        """Log fields for ``THREAD_ARCHIVED`` (and ``findings``, which the run logs apart)."""
+        fields: dict[str, Any] = {
+            "path": self.path,
+            "written": self.written,
+            "unchanged": self.unchanged,
+            "moved_from": self.moved_from,
+            "removed": self.removed,
+        }
+        if self.version is not None:
+            fields["version"] = self.version
+        fields["findings"] = [(e, lv, dict(f)) for e, lv, f in self.findings]
+        return fields
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,6 +84,7 @@ class PreparedCommit:
     changed: tuple[str, ...]
     stale: tuple[str, ...]
     previous: ThreadRow | None
+    history: HistoryStep | None = None
 
 
 def write_order(wanted: Mapping[str, bytes], derived: Iterable[str]) -> tuple[str, ...]:
@@ -114,6 +132,9 @@ def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
         changed = [k for k in wanted if not same_bytes(confined.key(k), wanted[k])]
     else:  # a new folder: every file is written (and confined as it is, by the writer)
         changed = list(wanted)
+    history = None
+    if source.is_dir() and any(k in RAW_FILES for k in changed):
+        history = plan_step(source, previous, plan, arc.now())
     changed += [s.rel for s in plan.staged]  # staged asset files always land
     return PreparedCommit(
         plan=plan,
@@ -125,6 +146,7 @@ def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
         changed=tuple(changed),
         stale=tuple(sorted(derived_files_on_disk(source) - set(files))),
         previous=previous,
+        history=history,
     )
 
 
@@ -154,4 +176,35 @@ def index_fields(arc: Archive, prep: PreparedCommit) -> dict[str, Any]:
         else (previous.listing if previous else None),
         "archived_at": arc.now(),
         "files": file_records(prep.wanted),
+    }
+
+
+Found = tuple[str, str, Mapping[str, Any]]
+
+
+def commit_findings(prep: PreparedCommit) -> list[Found]:
+    """Every finding of a commit: the render's, the history's rewrites, missing pieces."""
+    plan = prep.plan
+    uuid = plan.thread_uuid
+    out: list[Found] = [(f.event, f.level, f.fields) for f in plan.result.findings]
+    if prep.history is not None:
+        out += [(e, "warning", {"thread_uuid": uuid, **f}) for e, f in prep.history.findings]
+    if not plan.assets_complete:
+        out.append(("THREAD_INCOMPLETE", "warning", {"thread_uuid": uuid, **missing(plan)}))
+    return out
+
+
+def missing(plan: ThreadCommit) -> dict[str, Any]:
+    """What an incomplete thread lacks: asset versions not stored, and whether the report is
+    one of them (from the manifest the commit writes)."""
+    manifest = plan.extra_files.get(f"{ASSETS_DIR}/manifest.json")
+    try:
+        entries = orjson.loads(manifest)["assets"] if manifest else []
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        entries = []
+    lacking = [e for e in entries if isinstance(e, dict) and e.get("status") in INCOMPLETE]
+    report = any(e.get("asset_type") == "RESEARCH_REPORT" for e in lacking)
+    return {
+        "assets_missing": sorted({str(e.get("file_name") or e.get("uuid")) for e in lacking}),
+        "report_missing": report and "report.md" not in plan.result.files,
     }

@@ -161,6 +161,10 @@ class Index:
             except sqlite3.Error as exc:
                 raise sch.db_error(self.path, "query failed", exc) from None
 
+    def select(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """The rows of one read query (tables other modules keep in this file)."""
+        return self._query(sql, args)
+
     # -- threads ----------------------------------------------------------------------------
 
     @staticmethod

@@ -24,7 +24,7 @@ import orjson
 
 from pplx_archiver.errors import IndexCorruptError, StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
 TERMINAL_STATUSES = ("deleted", "expired", "not_found")
 REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
@@ -76,6 +76,17 @@ CREATE TABLE IF NOT EXISTS variants (
     first_seen_run INTEGER,
     PRIMARY KEY (thread_uuid, entry_uuid)
 );
+CREATE TABLE IF NOT EXISTS alerts (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind        TEXT NOT NULL,
+    thread_uuid TEXT NOT NULL DEFAULT '',
+    fact        TEXT NOT NULL,
+    run_id      INTEGER,
+    found_at    TEXT NOT NULL,
+    fields      TEXT NOT NULL,
+    UNIQUE (kind, thread_uuid, fact)
+);
+CREATE INDEX IF NOT EXISTS alerts_found ON alerts (found_at);
 """
 
 JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")
@@ -224,6 +235,8 @@ def migrate_status_and_files(db: sqlite3.Connection) -> None:
 
 
 MIGRATIONS[3] = migrate_status_and_files
+# 4: the alerts table (created by SCHEMA when the index is opened for writing)
+MIGRATIONS[4] = ()
 
 ADD_COLUMN = re.compile(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)")
 

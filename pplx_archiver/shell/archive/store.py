@@ -25,6 +25,7 @@ from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow, RenderResult
 from pplx_archiver.core.writes import StagedFile, ThreadCommit, Tombstone, VariantRecords
 from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.alerts import AlertBook
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.files import ASSETS_DIR as ASSETS_DIR
 from pplx_archiver.shell.archive.files import DERIVED_TOP as DERIVED_TOP
@@ -79,6 +80,8 @@ class Archive:
             clock=clock,
             repair=not read_only,
         )
+        # Findings recorded once per fact (written by the writer only).
+        self.alerts = AlertBook(self.index)
         # The only code that writes into the archive (``disk``: its file operations).
         self.writer = ArchiveWriter(self, disk)
 

@@ -39,6 +39,7 @@ from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.commit import (
     CommitOutcome,
     PreparedCommit,
+    commit_findings,
     file_records,
     index_fields,
     prepare,
@@ -52,6 +53,7 @@ from pplx_archiver.shell.archive.files import (
     with_remote_deleted,
 )
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, Confined, safe_join
+from pplx_archiver.shell.archive.history import VERSIONS, HistoryStep
 from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
 
 if TYPE_CHECKING:
@@ -125,6 +127,8 @@ class ArchiveWriter:
         disk.make_dir(target)
         if not fresh:
             self._remove_temp_leftovers(target)
+        if prep.history is not None:  # the version being replaced is kept first
+            self._write_history(target, prep.history)
         written = self._write_changed(prep, target, fresh)
         written += self._move_staged(target, plan.staged, fresh)
         removed = self._remove_stale(target, prep.stale)
@@ -143,7 +147,23 @@ class ArchiveWriter:
             unchanged=len(prep.wanted) + len(plan.staged) - written,
             moved_from=prep.moving_from,
             removed=removed,
+            version=prep.history.version if prep.history is not None else None,
+            findings=tuple(self.archive.alerts.record(commit_findings(prep), plan.run_id)),
         )
+
+    def _write_history(self, target: Path, step: HistoryStep) -> None:
+        """The replaced version's chunks, then the versions file (before the raw files)."""
+        confined = Confined(target)
+        made: set[Path] = set()
+        for key in sorted(step.chunks):
+            path = confined.key(key)
+            if path.parent not in made:
+                self.disk.make_dir(path.parent)
+                made.add(path.parent)
+            self.disk.write(path, step.chunks[key], durable=self.durable, compare=False)
+        path = confined.key(VERSIONS)
+        self.disk.make_dir(path.parent)
+        self.disk.write(path, step.versions, durable=self.durable, compare=False)
 
     def _write_changed(self, prep: PreparedCommit, target: Path, fresh: bool) -> int:
         """Write the files :func:`prepare` found changed, in the plan's order (the unchanged

@@ -173,7 +173,7 @@ async def _one(
     if not getattr(opts, "dry_run", False):
         run_id, complete = _last_run(settings.out_dir)
         _record(settings.out_dir, named.name, run_id, complete)
-    code = EXIT_FAILURES if summary.failed else EXIT_OK
+    code = EXIT_FAILURES if summary.failed or summary.incomplete else EXIT_OK
     return AccountResult(named.name, code, summary)
 
 

@@ -7,6 +7,7 @@ and a ⚠ line counting answer-variant hits.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -99,16 +100,36 @@ def summary_text(summary: RunSummary, *, out_dir: str, log_file: Path | None = N
         lines.append(f"  failed {failure['thread_uuid']} “{title}”{where}: {failure['error']}")
     if len(summary.failures) > 20:
         lines.append(f"  … and {len(summary.failures) - 20} more (see `pplx-export status`)")
-    if summary.variant_hits:
+    lines += incomplete_lines(summary)
+    if summary.findings:
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(summary.findings.items()))
+        lines.append(f"⚠ new findings: {counts}")
+        lines.append(f"  list them: pplx-export alerts --out {shlex.quote(out_dir)} --run last")
+    if summary.new_versions:
         lines.append(
-            f"⚠ {summary.variant_hits} answer variant(s) detected "
-            f"(see {out_dir}/index/answer_variants_log.jsonl)"
+            f"{summary.new_versions} thread(s) changed on the server; earlier versions kept "
+            "(pplx-export history THREAD)"
         )
     if summary.interrupted:
         lines.append("interrupted: the archive is consistent; run the same command to continue")
     if log_file is not None and log_file.exists():
         lines.append(f"log: {log_file}")
     return "\n".join(lines)
+
+
+def incomplete_lines(summary: RunSummary) -> list[str]:
+    """The threads archived without a report or asset (named; the next run retries them)."""
+    if not summary.incomplete:
+        return []
+    lines = [f"⚠ incomplete {len(summary.incomplete)}: a report or asset could not be fetched"]
+    for item in summary.incomplete[:20]:
+        title = _one_line(str(item.get("title") or "untitled"))
+        what = "report.md" if item.get("report_missing") else "assets"
+        names = ", ".join(_one_line(str(n), 30) for n in item.get("assets_missing", [])[:3])
+        lines.append(f"  incomplete {item['thread_uuid']} “{title}”: {what} missing ({names})")
+    if len(summary.incomplete) > 20:
+        lines.append(f"  … and {len(summary.incomplete) - 20} more (see `pplx-export status`)")
+    return lines
 
 
 def _one_line(text: str, limit: int = 60) -> str:

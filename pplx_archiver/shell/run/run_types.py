@@ -58,8 +58,21 @@ class RunSummary:
     done: int = 0
     plan: dict[str, int] = dataclasses.field(default_factory=dict)
     failures: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # new facts found by this run, per kind (each also logged once as its event)
+    findings: dict[str, int] = dataclasses.field(default_factory=dict)
+    new_versions: int = 0  # threads whose server version changed (the old one kept)
+    # threads archived without a report or asset that could not be fetched (retried)
+    incomplete: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     interrupted: bool = False
     elapsed_s: float = 0.0
+
+    def note_finding(self, event: str) -> None:
+        """Count one new finding (variants and interruptions keep their own counters)."""
+        self.findings[event] = self.findings.get(event, 0) + 1
+        if event == "ANSWER_VARIANT_DETECTED":
+            self.variant_hits += 1
+        elif event == "WORKFLOW_INTERRUPTED":
+            self.interruptions += 1
 
     @property
     def total(self) -> int:
@@ -69,6 +82,7 @@ class RunSummary:
         data = dataclasses.asdict(self)
         data["total"] = self.total
         data["failures"] = self.failures[:50]
+        data["incomplete"] = self.incomplete[:50]
         return data
 
 

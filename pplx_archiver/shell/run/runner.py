@@ -276,7 +276,7 @@ def _finish(
 ) -> None:
     """End the run: ``RUN_SUMMARY`` logged and recorded, the archive closed, the summary shown."""
     summary = state.summary
-    if summary.failed and not exit_code:
+    if (summary.failed or summary.incomplete) and not exit_code:
         exit_code = 1
     complete = state.listing_finished and _listing_complete(summary, opts, exit_code)
     event = summary.as_event() | {

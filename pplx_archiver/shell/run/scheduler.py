@@ -26,7 +26,7 @@ import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pplx_archiver.core import plan as planning
-from pplx_archiver.core.model import Finding, ListingRow, RenderContext
+from pplx_archiver.core.model import ListingRow, RenderContext
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -36,6 +36,7 @@ from pplx_archiver.errors import (
     PayloadError,
     TerminalThreadError,
 )
+from pplx_archiver.shell.archive.commit import missing
 from pplx_archiver.shell.run.pipeline import FetchedThread, JsonApi, fetch_thread
 from pplx_archiver.shell.run.run_types import (
     GROUP_COMMIT_SECONDS,
@@ -71,8 +72,7 @@ class _Archived:
     mode: str
     title: str
     requests: int
-    findings: tuple[Finding, ...]
-    variants: tuple[Mapping[str, Any], ...]
+    missing: Mapping[str, Any] | None  # what an incomplete thread lacks (None: complete)
 
 
 def _now_iso() -> str:
@@ -307,8 +307,7 @@ class Run:
             result.mode,
             result.title,
             fetched.requests,
-            result.findings,
-            result.variants,
+            None if plan.assets_complete else missing(plan),
         )
         post = getattr(self.store, "commit_then", None)
         if post is not None:  # the writer process: it registers the variants; answered later
@@ -317,18 +316,18 @@ class Run:
         self._archived(done, commit_online(self.store, plan))
 
     def _archived(self, result: _Archived, info: Mapping[str, Any]) -> None:
-        """What follows a thread's commit (its variants registered): findings, variants,
-        log line and progress."""
-        for finding in result.findings:
-            if finding.event == "ANSWER_VARIANT_DETECTED":
-                continue  # logged below from the registry records, with source
-            if finding.event == "WORKFLOW_INTERRUPTED":
-                self.summary.interruptions += 1
-            getattr(log, finding.level, log.info)(finding.event, **dict(finding.fields))
-        if result.variants:
-            for record in result.variants:
-                self.summary.variant_hits += 1
-                log.warning("ANSWER_VARIANT_DETECTED", source="online", **dict(record))
+        """What follows a thread's commit: the findings that state a new fact (the writer
+        recorded them), the log line and progress."""
+        fields = dict(info)
+        for event, level, found in fields.pop("findings", None) or ():
+            self.summary.note_finding(event)
+            getattr(log, level, log.warning)(event, **_finding_fields(event, found))
+        if fields.get("version"):
+            self.summary.new_versions += 1
+        if result.missing is not None:
+            self.summary.incomplete.append(
+                {"thread_uuid": result.thread_uuid, "title": result.title, **result.missing}
+            )
         self.summary.archived += 1
         log.info(
             "THREAD_ARCHIVED",
@@ -336,7 +335,7 @@ class Run:
             mode=result.mode,
             title=result.title,
             requests=result.requests,
-            **dict(info),
+            **fields,
         )
         self.progress("archived", self.summary)
 
@@ -374,6 +373,13 @@ class Run:
         if self.summary.interrupted:
             raise InterruptedRun("interrupted; the archive is consistent, rerun to continue")
         return self.summary
+
+
+def _finding_fields(event: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A finding's log fields (a variant's says it was found online)."""
+    if event == "ANSWER_VARIANT_DETECTED":
+        return {"source": "online", **fields}
+    return dict(fields)
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -1,0 +1,231 @@
+"""What changed: ``history``, ``diff``, ``alerts`` and ``audit models``. Offline, read-only.
+
+Exit codes: 0 shown (also when empty); 2 no archive at ``--out``, an unknown thread or
+version, or another usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+import typer
+
+from pplx_archiver.cli._app import app
+from pplx_archiver.cli.history import JSON, OUT, _archive, _print, printable
+from pplx_archiver.core.alerts import KINDS
+from pplx_archiver.errors import PplxError
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care import changes
+
+T = TypeVar("T")
+THREAD = typer.Argument(..., metavar="THREAD", help="The thread: its uuid, a prefix, or folder.")
+MAX_VERSION = 1_000_000
+
+
+def _with(out: Path | None, work: Callable[[Archive], T]) -> T:
+    archive = _archive(out)
+    try:
+        return work(archive)
+    except PplxError as exc:
+        sys.stderr.write(f"error: {printable(str(exc))}\n")
+        raise typer.Exit(exc.exit_code) from None
+    finally:
+        archive.close()
+
+
+def _history_text(rec: dict[str, Any]) -> str:
+    mark = "  (current)" if rec["current"] else ""
+    run = f"run {rec['run_id']}" if rec["run_id"] is not None else "run unknown"
+    return (
+        f"v{rec['version']}  fetched {rec['fetched_at'] or 'unknown'}  {run}{mark}\n"
+        f"    {changes.change_words(rec['changes'])}"
+    )
+
+
+@app.command()
+def history(thread: str = THREAD, out: Path | None = OUT, json_output: bool = JSON) -> None:
+    """List every server version of a thread kept in the archive, and what changed in each.
+
+    A thread whose server version changed keeps the earlier ones in its folder
+    (`history/`); `pplx-export diff` shows what changed between two of them.
+
+    \b
+    Examples:
+      pplx-export history 3f2a9c1e -o ~/pplx-archive
+      pplx-export history 3f2a9c1e -o ~/pplx-archive --json | jq '.[-1]'
+    """
+    records = _with(out, lambda a: changes.history_records(a, changes.find_thread(a, thread)))
+    _print(records, json_output, "no versions", _history_text)
+
+
+def _diff_text(rec: dict[str, Any]) -> str:
+    lines = [f"thread {rec['thread_uuid']}: version {rec['from']} → {rec['to']}"]
+    if rec["turns_added"]:
+        lines.append(f"  {len(rec['turns_added'])} turn(s) added")
+    if rec["turns_removed"]:
+        lines.append(f"  {len(rec['turns_removed'])} turn(s) removed")
+    for entry in rec["entries"]:
+        lines.append(f"turn {entry['turn']} ({entry['entry_uuid']}): {printable(entry['query'])}")
+        if "answer_diff" in entry:
+            words = {"=": "{}", "-": "[-{}-]", "+": "{{+{}+}}"}
+            text = "".join(words[op].format(part) for op, part in entry["answer_diff"])
+            lines.append("  answer: " + printable(text))
+        for url in entry.get("sources_added", []):
+            lines.append(f"  + source {printable(url)}")
+        for url in entry.get("sources_removed", []):
+            lines.append(f"  - source {printable(url)}")
+        if entry.get("model"):
+            lines.append(f"  model: {entry['model'][0] or 'none'} → {entry['model'][1] or 'none'}")
+        if entry.get("status"):
+            lines.append(f"  status: {entry['status'][0]} → {entry['status'][1]}")
+    if len(lines) == 1:
+        lines.append("  no change a reader sees")
+    return "\n".join(lines)
+
+
+@app.command()
+def diff(
+    thread: str = THREAD,
+    out: Path | None = OUT,
+    v_from: int | None = typer.Option(
+        None,
+        "--from",
+        min=1,
+        max=MAX_VERSION,
+        metavar="V",
+        help="Older version [default: the one before --to].",
+    ),
+    v_to: int | None = typer.Option(
+        None, "--to", min=1, max=MAX_VERSION, metavar="V", help="Newer version [default: current]."
+    ),
+    entry: int | None = typer.Option(
+        None, "--entry", min=1, max=MAX_VERSION, metavar="N", help="Only turn N (1-based)."
+    ),
+    json_output: bool = JSON,
+) -> None:
+    """Show what changed between two versions of a thread: answers word by word, sources
+    added and removed, model and status changes.
+
+    In the text output removed words are [-like this-] and added ones {+like this+}.
+
+    \b
+    Examples:
+      pplx-export diff 3f2a9c1e -o ~/pplx-archive
+      pplx-export diff 3f2a9c1e -o ~/pplx-archive --from 1 --to 3 --entry 2 --json
+    """
+
+    def work(archive: Archive) -> dict[str, Any]:
+        row = changes.find_thread(archive, thread)
+        return changes.diff_record(archive, row, v_from, v_to, entry)
+
+    record = _with(out, work)
+    if json_output:
+        sys.stdout.write(orjson.dumps(record).decode("utf-8") + "\n")
+    else:
+        sys.stdout.write(_diff_text(record) + "\n")
+
+
+def _since(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        sys.stderr.write(f"error: --since {value!r}: not a date (YYYY-MM-DD)\n")
+        raise typer.Exit(2) from None
+
+
+def _alert_text(rec: dict[str, Any]) -> str:
+    fields = {k: v for k, v in rec["fields"].items() if k not in ("thread_uuid", "title")}
+    details = ", ".join(f"{k}={printable(str(v))}" for k, v in sorted(fields.items()))
+    thread = f" {rec['thread_uuid']}" if rec["thread_uuid"] else ""
+    return f"{rec['found_at']}  run {rec['run_id']}  {rec['kind']}{thread}\n    {details[:300]}"
+
+
+@app.command()
+def alerts(
+    out: Path | None = OUT,
+    since: str | None = typer.Option(
+        None, "--since", metavar="DATE", help="Found on or after DATE."
+    ),
+    run: str | None = typer.Option(
+        None, "--run", metavar="ID", help="Found by run ID (or `last`)."
+    ),
+    kind: list[str] | None = typer.Option(
+        None, "--kind", metavar="K", help=f"Only kind K (repeatable): {', '.join(KINDS)}."
+    ),
+    limit: int = typer.Option(
+        1000, "--limit", min=1, max=1_000_000, metavar="N", help="At most N."
+    ),
+    json_output: bool = JSON,
+) -> None:
+    """List what the runs found, each fact once: answer variants, rewrites, model
+    substitutions, interruptions, incomplete threads, shrunken listings.
+
+    Every finding is recorded once, by the run that found it first; a later refetch that
+    finds it again adds nothing.
+
+    \b
+    Examples:
+      pplx-export alerts -o ~/pplx-archive --run last
+      pplx-export alerts -o ~/pplx-archive --since 2026-11-01 --kind ANSWER_REWRITTEN --json
+    """
+    kinds = list(kind or [])
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        sys.stderr.write(f"error: --kind {bad[0]}: unknown; known: {', '.join(KINDS)}\n")
+        raise typer.Exit(2)
+    day = _since(since)
+
+    def work(archive: Archive) -> list[dict[str, Any]]:
+        run_id = _run_id(archive, run)
+        found = archive.alerts.list(since=day, run_id=run_id, kinds=kinds, limit=limit)
+        return [a.as_json() for a in found]
+
+    _print(_with(out, work), json_output, "no alerts", _alert_text)
+
+
+def _run_id(archive: Archive, run: str | None) -> int | None:
+    if run is None:
+        return None
+    if run == "last":
+        return archive.index.last_run_id()
+    if run.isdigit() and len(run) <= 12:
+        return int(run)
+    sys.stderr.write(f"error: --run {run!r}: give a run number (see `pplx-export runs`) or last\n")
+    raise typer.Exit(2)
+
+
+audit_app = typer.Typer(no_args_is_help=True, help="Audits of what the service did.")
+app.add_typer(audit_app, name="audit")
+
+
+def _audit_text(rec: dict[str, Any]) -> str:
+    mark = "  ← substituted" if rec["substituted"] else ""
+    chosen, served = printable(rec["chosen"]), printable(rec["served"])
+    return f"{rec['month']}  chosen {chosen:<28} served {served:<28} {rec['turns']:>6}{mark}"
+
+
+@audit_app.command("models")
+def audit_models(
+    out: Path | None = OUT,
+    since: str | None = typer.Option(None, "--since", metavar="DATE", help="Turns from DATE on."),
+    json_output: bool = JSON,
+) -> None:
+    """Table the model that served each turn against the model chosen, per month.
+
+    Both come from the turn's own fields; `unknown` where a field is absent (never guessed).
+
+    \b
+    Examples:
+      pplx-export audit models -o ~/pplx-archive
+      pplx-export audit models -o ~/pplx-archive --since 2026-06-01 --json
+    """
+    day = _since(since)
+    records = _with(out, lambda a: changes.audit_models(a, day))
+    _print(records, json_output, "no turns", _audit_text)
