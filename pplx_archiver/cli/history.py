@@ -20,6 +20,7 @@ from pplx_archiver.errors import PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.index import RunRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
 from pplx_archiver.shell.run.monitor import failed_titles
 
 OUT = typer.Option(
@@ -113,12 +114,26 @@ def failed_records(archive: Archive) -> list[dict[str, Any]]:
         for row in archive.iter_threads("failed")
     ]
     records.sort(key=lambda r: (r["first_failure"] or "", r["thread_uuid"]))
+    for item in incomplete_records(archive):
+        records.append(
+            {
+                "thread_uuid": item["thread_uuid"],
+                "title": item["title"],
+                "reason": incomplete_reason(item),
+                "json_path": None,
+                "first_failure": None,
+                "last_failure": None,
+                "attempts": 0,
+                "incomplete": True,
+            }
+        )
     return records
 
 
 @app.command()
 def failed(out: Path | None = OUT, json_output: bool = JSON) -> None:
-    """List the threads that fail now: title, reason, first and last failure, attempts.
+    """List the threads that fail now: title, reason, first and last failure, attempts;
+    and the incomplete ones (a report or asset could not be fetched).
 
     Every run retries them; `pplx-export sync --retry-failed` retries exactly these.
 

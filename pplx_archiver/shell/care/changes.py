@@ -174,3 +174,34 @@ def audit_models(archive: Archive, since: str | None = None) -> list[dict[str, A
         }
         for (month, chosen, served), n in sorted(counts.items())
     ]
+
+
+def incomplete_records(archive: Archive) -> list[dict[str, Any]]:
+    """Threads archived without a report or an asset that could not be fetched (the next
+    run retries them), with what they lack as the run that found it recorded."""
+    rows = archive.index.select(
+        "SELECT uuid, title, path FROM threads WHERE status = 'done' AND completeness IS NOT "
+        "NULL AND json_valid(completeness) AND json_extract(completeness, '$.assets_complete') = 0 "
+        "ORDER BY uuid"
+    )
+    out = []
+    for uuid, title, path in rows:
+        found = archive.alerts.list(kinds=("THREAD_INCOMPLETE",), thread_uuid=uuid)
+        fields = found[-1].fields if found else {}
+        out.append(
+            {
+                "thread_uuid": uuid,
+                "title": title,
+                "path": path,
+                "report_missing": bool(fields.get("report_missing")),
+                "assets_missing": list(fields.get("assets_missing") or []),
+            }
+        )
+    return out
+
+
+def incomplete_reason(record: dict[str, Any]) -> str:
+    """One line saying what an incomplete thread lacks."""
+    names = ", ".join(str(n) for n in record["assets_missing"][:3]) or "assets"
+    what = "report.md" if record["report_missing"] else "asset files"
+    return f"incomplete: {what} could not be fetched ({names}); the next run retries it"

@@ -16,6 +16,7 @@ from typing import Any
 from pplx_archiver.core.relations import counts as relation_counts
 from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
 from pplx_archiver.shell.care.relations import stored_edges
 from pplx_archiver.shell.care.usage import UsageStore
 
@@ -111,6 +112,7 @@ def collect(archive: Archive) -> dict[str, Any]:
 
     gap = listing_gap_reason(archive)
     edges = stored_edges(archive.index.path)
+    incomplete = incomplete_records(archive)
     return {
         "early_stop": "enabled" if gap is None else f"disabled: {gap}",
         "not_found": tally.not_found[:MAX_LISTED],
@@ -139,6 +141,9 @@ def collect(archive: Archive) -> dict[str, Any]:
         "degraded_turns": sum(d["degraded_turns"] for d in tally.degraded),
         "degraded_threads": len(tally.degraded),
         "degraded": tally.degraded[:MAX_LISTED],
+        "incomplete": incomplete[:MAX_LISTED],
+        "incomplete_count": len(incomplete),
+        "alerts": archive.alerts.counts(),
     }
 
 
@@ -165,6 +170,15 @@ def _later_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"  {item['path']}: {item['degraded_turns']} degraded")
     else:
         lines.append("degraded turns: 0")
+    if report["incomplete_count"]:
+        lines.append(f"⚠ incomplete threads: {report['incomplete_count']}")
+        for item in report["incomplete"]:
+            lines.append(f"  {item['path']}: {incomplete_reason(item)}")
+    else:
+        lines.append("incomplete threads: 0")
+    if report["alerts"]:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(report["alerts"].items()))
+        lines.append(f"alerts: {counts} (`pplx-export alerts` lists them)")
     return lines
 
 

@@ -27,6 +27,8 @@ from pplx_archiver.core.rawfile import decode_raw_pages
 from pplx_archiver.core.writes import DerivedUpdate
 from pplx_archiver.errors import PayloadError, StoreError
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join
+from pplx_archiver.shell.archive.history import HISTORY_DIR
+from pplx_archiver.shell.archive.history import problems as history_problems
 from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.registry import read_lines, record_key, strip_meta
 from pplx_archiver.shell.archive.store import (
@@ -36,6 +38,7 @@ from pplx_archiver.shell.archive.store import (
     THREAD_JSON,
     Archive,
 )
+from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
 from pplx_archiver.shell.care.rerender import (
     Renderer,
     manifest_entries,
@@ -86,6 +89,8 @@ def _check_thread(archive: Archive, row: ThreadRow) -> Iterator[Problem]:
     if not (folder / RAW_ENTRIES).is_file():
         yield Problem("missing_raw", f"{rel}/{RAW_ENTRIES}", "raw file missing")
     yield from _check_raw_records(rel, folder, row)
+    for message in history_problems(folder):
+        yield Problem("history_damaged", f"{rel}/{HISTORY_DIR}", message)
     for name in DERIVED_REQUIRED:
         if not (folder / name).is_file():
             yield Problem("missing_derived", f"{rel}/{name}", "derived file missing")
@@ -294,4 +299,6 @@ def verify(
         problems.extend(plan_problems(rendered.plan()))
     problems.extend(_check_temp_files(archive.out))
     problems.extend(_check_registry(archive))
+    for item in incomplete_records(archive):
+        problems.append(Problem("incomplete", item["path"] or "", incomplete_reason(item)))
     return problems
