@@ -24,6 +24,7 @@ from pplx_archiver.core.modes import detect_mode, needs_blocks
 from pplx_archiver.core.paginate import completeness
 from pplx_archiver.core.prose import ThreadProse, TurnProse, joined
 from pplx_archiver.core.report import pick_report, render_report
+from pplx_archiver.core.revisions import substitution_findings
 from pplx_archiver.core.subagents import collect_payloads, place
 from pplx_archiver.core.timeparse import date_of, iso, parse_ts
 from pplx_archiver.core.turns import TurnParts, Turns, conclusion
@@ -173,7 +174,7 @@ class _Renderer:
             events.append(("WORKFLOW_INTERRUPTED", dict(rec)))
         for var in variants:
             events.append(("ANSWER_VARIANT_DETECTED", dict(var)))
-        events.extend(self.substitutions())
+        events.extend(substitution_findings(self.thread.entries))
         created = self.created_us()
         return RenderResult(
             thread_uuid=self.uuid,
@@ -186,17 +187,6 @@ class _Renderer:
             variants=variants,
             prose=ThreadProse(rows=(thread_row, *self.turns.prose)),
         )
-
-    def substitutions(self) -> list[tuple[str, dict[str, Any]]]:
-        """``MODEL_SUBSTITUTED`` for each turn served by another model than the one chosen
-        (both fields present; nothing is guessed when one is missing)."""
-        out: list[tuple[str, dict[str, Any]]] = []
-        for turn, entry in enumerate(self.thread.entries, start=1):
-            chosen, served = entry.user_model, entry.display_model
-            if chosen and served and chosen != served:
-                fields = {"turn": turn, "entry_uuid": entry.uuid or entry.key}
-                out.append(("MODEL_SUBSTITUTED", {**fields, "chosen": chosen, "served": served}))
-        return out
 
     def degraded_events(self) -> list[tuple[str, dict[str, Any]]]:
         """One ENTRY_DEGRADED finding per value left out (turns, background, metadata)."""

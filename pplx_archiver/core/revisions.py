@@ -23,6 +23,7 @@ from pplx_archiver.core.answers import extract_answer
 from pplx_archiver.core.citations import dedupe, entry_sources
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.rawfile import decode_raw_pages
+from pplx_archiver.core.values import Entry
 from pplx_archiver.errors import PayloadError
 
 # A page of a raw file starts on a line of its own with this (see core/rawfile.py).
@@ -202,6 +203,18 @@ def word_diff(old: str, new: str) -> list[tuple[str, str]]:
             out.append(("-", "".join(a[i1:i2])))
         if j2 > j1:
             out.append(("+", "".join(b[j1:j2])))
+    return out
+
+
+def substitution_findings(entries: Sequence[Entry]) -> list[tuple[str, dict[str, Any]]]:
+    """``MODEL_SUBSTITUTED`` for each turn served by another model than the one chosen
+    (both fields present; nothing is guessed when one is missing)."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for turn, entry in enumerate(entries, start=1):
+        chosen, served = entry.user_model, entry.display_model
+        if chosen and served and chosen != served:
+            fields = {"turn": turn, "entry_uuid": entry.uuid or entry.key}
+            out.append(("MODEL_SUBSTITUTED", {**fields, "chosen": chosen, "served": served}))
     return out
 
 

@@ -53,6 +53,10 @@ COMMAND_PAGES: dict[str, str] = {
     "schedule remove": "docs/scheduling.md",
     "relations": "docs/relations.md",
     "usage-backfill": "docs/usage.md",
+    "history": "docs/changes.md",
+    "diff": "docs/changes.md",
+    "alerts": "docs/changes.md",
+    "audit models": "docs/changes.md",
 }
 
 # Options every command has that no page needs to repeat.

@@ -1,18 +1,14 @@
 """The archive's state index ``index/archive.sqlite``: threads, runs and answer-variant keys.
 
 One row per thread (status, update time, folder, attempts, last error), one row per run, one
-row per registered answer variant. WAL journal, one transaction per finished thread, a
-``schema_version`` table. The API is synchronous and thread-safe (one connection guarded by
-a lock), so the scheduler's single writer task may call it through ``anyio.to_thread``.
-
-Statuses: ``done`` (all files in place), ``failed`` (retry next run), ``pending`` (being
-written or rewritten; a crash leaves it here, so the next run fetches it again), ``deleted``
-and ``expired`` (the server answered ENTRY_DELETED / ENTRY_EXPIRED; not retried) and
-``not_found`` (the thread answered 404 in two runs, or an id given to ``export`` that the
-service does not know; not retried until ``pplx-export forget`` drops it).
-
-The schema and its migrations are in :mod:`~pplx_archiver.shell.archive.index_schema`. A
-read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
+row per registered answer variant; WAL journal, one transaction per finished thread. The API
+is synchronous and thread-safe (one connection guarded by a lock). Statuses: ``done`` (all
+files in place), ``failed`` (retried next run), ``pending`` (being written or rewritten; a
+crash leaves it here, so the next run fetches it again), ``deleted``/``expired`` (the server
+answered ENTRY_DELETED / ENTRY_EXPIRED; not retried) and ``not_found`` (404 in two runs, or an
+id given to ``export`` the service does not know; not retried until ``forget``). The schema
+and its migrations are in :mod:`~pplx_archiver.shell.archive.index_schema`. A read-only index
+is opened with SQLite's ``mode=ro`` and never starts a write transaction.
 """
 
 from __future__ import annotations
@@ -294,10 +290,11 @@ class Index:
         self._upsert(db, uuid, account, {**fields, "status": "done", "attempts": 0, **cleared})
 
     def forget(self, uuid: str) -> bool:
-        """Delete a thread's row and its variant rows; False when the index does not know it."""
+        """Delete a thread's row, variants and alerts; False when the index does not know it."""
         with self._tx() as db:
             cur = db.execute("DELETE FROM threads WHERE uuid = ?", (uuid,))
             db.execute("DELETE FROM variants WHERE thread_uuid = ?", (uuid,))
+            db.execute("DELETE FROM alerts WHERE thread_uuid = ?", (uuid,))
             return bool(cur.rowcount)
 
     def rekey(self, old: str, new: str) -> bool:

@@ -257,6 +257,7 @@ def rekey_rows(db: sqlite3.Connection, old: str, new: str) -> bool:
     if not cur.rowcount:
         return False
     db.execute("UPDATE variants SET thread_uuid = ? WHERE thread_uuid = ?", (new, old))
+    db.execute("UPDATE alerts SET thread_uuid = ? WHERE thread_uuid = ?", (new, old))
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
     if "search_threads" in tables:
         db.execute("UPDATE search_threads SET uuid = ? WHERE uuid = ?", (new, old))

@@ -14,7 +14,9 @@ The walk is public so that other derived indexes can be rebuilt in the same pass
 each one to every hook given (``hooks=``) or registered with :func:`register_hook`.
 
 The new index is written beside the old one and moved over it atomically; the runs table
-of a readable old index is carried over. The search index (tables ``search_*`` in the same
+and the alerts of a readable old index are carried over (the alerts are facts found by
+runs; a thread's earlier server versions stay in its folder's ``history/``, which the index
+does not hold). The search index (tables ``search_*`` in the same
 file) is then rebuilt from the raw files, as ``pplx-export search --rebuild`` does. A
 damaged old index is kept as ``archive.sqlite.damaged-<UTC>``. Bad or duplicate registry
 lines are dropped from the registry (the original is kept as
@@ -26,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,6 +51,7 @@ from pplx_archiver.shell.archive.store import (
     listing_to_json,
     recorded_file_keys,
 )
+from pplx_archiver.shell.care.reindex_old import old_alerts, old_index
 
 log = structlog.get_logger()
 
@@ -243,29 +245,6 @@ def repair_registry(registry_path: Path) -> tuple[list[dict[str, Any]], int]:
     return kept, dropped
 
 
-def _old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
-    """The runs and thread uuids of the previous index, and whether it was readable."""
-    if not path.is_file():
-        return [], set(), "missing"
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            db.execute("PRAGMA quick_check").fetchall()
-            columns = {r[1] for r in db.execute("PRAGMA table_info(runs)")}
-            extra = ("exit_code", "log_file") if {"exit_code", "log_file"} <= columns else ()
-            picked = ", ".join(("id", "command", "started_at", "finished_at", "summary", *extra))
-            rows = [
-                (*r, *([None, None] if not extra else []))
-                for r in db.execute(f"SELECT {picked} FROM runs ORDER BY id")
-            ]
-            known = {r[0] for r in db.execute("SELECT uuid FROM threads")}
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return [], set(), "damaged"
-    return list(rows), {str(k) for k in known}, "readable"
-
-
 def _folders(out: Path, summary: ReindexSummary) -> dict[str, RebuiltThread]:
     """Every readable thread folder by uuid; of two folders of one thread the newer wins."""
     seen: dict[str, RebuiltThread] = {}
@@ -315,6 +294,21 @@ def _rebuild_search(out: Path, progress: Progress | None) -> None:
         rebuild_search(archive, progress=progress)
 
 
+def carry_over(index: Index, runs: list[tuple[Any, ...]], alerts: list[tuple[Any, ...]]) -> None:
+    """The runs and alerts of the old index into the new one (facts no folder holds)."""
+    with index.transaction() as db:
+        db.executemany(
+            "INSERT INTO runs (id, command, started_at, finished_at, summary, "
+            "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            runs,
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO alerts (id, kind, thread_uuid, fact, run_id, "
+            "found_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            alerts,
+        )
+
+
 def reindex(
     out: Path, *, hooks: Iterable[Hook] = (), search_progress: Progress | None = None
 ) -> ReindexSummary:
@@ -324,7 +318,8 @@ def reindex(
     index_dir.mkdir(parents=True, exist_ok=True)
     target = index_dir / "archive.sqlite"
     summary = ReindexSummary()
-    runs, known, summary.previous_index = _old_index(target)
+    runs, known, summary.previous_index = old_index(target)
+    alerts = old_alerts(target)
 
     registry_path = index_dir / "answer_variants_log.jsonl"
     kept, dropped = repair_registry(registry_path)
@@ -355,13 +350,7 @@ def reindex(
         records = list(registry.current().values())
         index.put_variants(records, None)
         summary.variants = len(records)
-        if runs:
-            with index._tx() as db:
-                db.executemany(
-                    "INSERT INTO runs (id, command, started_at, finished_at, summary, "
-                    "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    runs,
-                )
+        carry_over(index, runs, alerts)
         index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         index.close()

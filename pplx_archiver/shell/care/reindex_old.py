@@ -1,0 +1,52 @@
+"""What ``reindex`` carries over from the index it replaces: runs, known threads, alerts.
+
+These are facts no thread folder holds (the run history, the findings recorded once); a
+readable old index gives them to the new one, a damaged or missing one gives nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+
+def old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
+    """The runs and thread uuids of the previous index, and whether it was readable."""
+    if not path.is_file():
+        return [], set(), "missing"
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            db.execute("PRAGMA quick_check").fetchall()
+            columns = {r[1] for r in db.execute("PRAGMA table_info(runs)")}
+            extra = ("exit_code", "log_file") if {"exit_code", "log_file"} <= columns else ()
+            picked = ", ".join(("id", "command", "started_at", "finished_at", "summary", *extra))
+            rows = [
+                (*r, *([None, None] if not extra else []))
+                for r in db.execute(f"SELECT {picked} FROM runs ORDER BY id")
+            ]
+            known = {r[0] for r in db.execute("SELECT uuid FROM threads")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return [], set(), "damaged"
+    return list(rows), {str(k) for k in known}, "readable"
+
+
+def old_alerts(path: Path) -> list[tuple[Any, ...]]:
+    """The alerts of a readable previous index (facts no folder holds: kept as they were)."""
+    if not path.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return list(
+                db.execute(
+                    "SELECT id, kind, thread_uuid, fact, run_id, found_at, fields FROM alerts"
+                )
+            )
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []
