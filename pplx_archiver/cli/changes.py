@@ -18,7 +18,8 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli.history import JSON, OUT, _archive, _print, printable
 from pplx_archiver.core.alerts import KINDS
-from pplx_archiver.errors import PplxError
+from pplx_archiver.errors import ConfigError, PplxError
+from pplx_archiver.shell.archive.files import check_relative
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care import changes
 
@@ -48,19 +49,56 @@ def _history_text(rec: dict[str, Any]) -> str:
 
 
 @app.command()
-def history(thread: str = THREAD, out: Path | None = OUT, json_output: bool = JSON) -> None:
+def history(
+    thread: str = THREAD,
+    out: Path | None = OUT,
+    render: int | None = typer.Option(
+        None, "--render", min=1, max=MAX_VERSION, metavar="V", help="Render version V (with --to)."
+    ),
+    to: Path | None = typer.Option(
+        None, "--to", metavar="DIR", help="Folder (outside the archive) for --render's files."
+    ),
+    json_output: bool = JSON,
+) -> None:
     """List every server version of a thread kept in the archive, and what changed in each.
 
     A thread whose server version changed keeps the earlier ones in its folder
-    (`history/`); `pplx-export diff` shows what changed between two of them.
+    (`history/`); `pplx-export diff` shows what changed between two of them, and
+    `--render V --to DIR` renders version V's Markdown files into DIR (the archive itself
+    always holds the newest version's).
 
     \b
     Examples:
       pplx-export history 3f2a9c1e -o ~/pplx-archive
       pplx-export history 3f2a9c1e -o ~/pplx-archive --json | jq '.[-1]'
+      pplx-export history 3f2a9c1e -o ~/pplx-archive --render 1 --to /tmp/v1
     """
+    if (render is None) != (to is None):
+        sys.stderr.write("error: --render V and --to DIR go together\n")
+        raise typer.Exit(2)
+    if render is not None and to is not None:
+        written = _with(out, lambda a: _render_to(a, thread, render, to))
+        sys.stdout.write(f"version {render}: {written} files written under {to}\n")
+        return
     records = _with(out, lambda a: changes.history_records(a, changes.find_thread(a, thread)))
     _print(records, json_output, "no versions", _history_text)
+
+
+def _render_to(archive: Archive, thread: str, version: int, to: Path) -> int:
+    """Render one version into ``to`` (refused inside the archive); return the file count."""
+    target = to.resolve()
+    if target == archive.out.resolve() or archive.out.resolve() in target.parents:
+        raise ConfigError(f"--to {to}: inside the archive; give a folder outside it")
+    result = changes.render_version(archive, changes.find_thread(archive, thread), version, None)
+    try:
+        for rel, data in result.files.items():
+            check_relative(rel)
+            path = target.joinpath(*rel.split("/"))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except OSError as exc:
+        raise ConfigError(f"--to {to}: cannot write: {exc.strerror or exc}") from None
+    return len(result.files)
 
 
 def _diff_text(rec: dict[str, Any]) -> str:

@@ -48,7 +48,9 @@ def _json(args: list[str], out: Path) -> Any:
     return orjson.loads(result.output)
 
 
-def test_rewrite_keeps_both_versions_and_is_reported_once(sim60: RunningSim, tmp_path: Path) -> None:
+def test_rewrite_keeps_both_versions_and_is_reported_once(
+    sim60: RunningSim, tmp_path: Path
+) -> None:
     out = tmp_path / "a"
     assert run_cli(["batch", *sim_args(sim60, out, *FAST)], out).exit_code == 0
     uuid = _search_thread(sim60)
@@ -91,6 +93,27 @@ def test_rewrite_keeps_both_versions_and_is_reported_once(sim60: RunningSim, tmp
     listed = _json(["alerts", "--out", str(out), "--kind", "ANSWER_REWRITTEN", "--json"], out)
     assert len(listed) == 1 and listed[0]["thread_uuid"] == uuid
     assert run_cli(["verify", "--out", str(out)], out).exit_code == 0
+
+    # version 1 rendered on request, outside the archive; the archive keeps the newest
+    older = tmp_path / "v1"
+    rendered = run_cli(["history", uuid, "--out", str(out), "--render", "1", "--to", str(older)])
+    assert rendered.exit_code == 0, rendered.output
+    newest = (folder / "conversation.md").read_text(encoding="utf-8")
+    gone = [
+        w
+        for op, t in entry["answer_diff"]
+        if op == "-"
+        for w in t.split()
+        if w.isalpha() and len(w) > 4 and w not in newest
+    ]
+    assert gone and all(w in (older / "conversation.md").read_text(encoding="utf-8") for w in gone)
+    inside = run_cli(["history", uuid, "-o", str(out), "--render", "1", "--to", str(out / "x")])
+    assert inside.exit_code == 2 and "inside the archive" in inside.output
+
+    chunk = next((folder / "history" / "chunks").iterdir())
+    chunk.write_bytes(chunk.read_bytes()[:-1])
+    damaged = run_cli(["verify", "--out", str(out)], out)
+    assert damaged.exit_code == 1 and "history_damaged" in damaged.output
 
 
 def test_silent_rewrite_is_said_silent(sim60: RunningSim, tmp_path: Path) -> None:

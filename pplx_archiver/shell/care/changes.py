@@ -205,3 +205,26 @@ def incomplete_reason(record: dict[str, Any]) -> str:
     names = ", ".join(str(n) for n in record["assets_missing"][:3]) or "assets"
     what = "report.md" if record["report_missing"] else "asset files"
     return f"incomplete: {what} could not be fetched ({names}); the next run retries it"
+
+
+def render_version(archive: Archive, row: ThreadRow, number: int, lang: str | None) -> Any:
+    """The render of one stored version (a :class:`RenderResult`), as ``re-render`` would
+    render it were it the newest: same listing row, record context and stored reports."""
+    from pplx_archiver.core.model import ThreadInput
+    from pplx_archiver.core.rawfile import decode_raw_pages
+    from pplx_archiver.core.render import render_thread
+    from pplx_archiver.shell.care.stored import build_input, context_for
+
+    folder = _folder(archive, row)
+    line = _pick(all_versions(folder, row), number, -1)
+    raw = raw_of(folder, line)
+    current, record = build_input(folder, row.uuid, row.listing)
+    blocks = raw.get(RAW_BLOCKS)
+    inp = ThreadInput(
+        thread_id=current.thread_id,
+        plain_pages=decode_raw_pages(raw[RAW_ENTRIES], name=RAW_ENTRIES),
+        blocks_pages=decode_raw_pages(blocks, name=RAW_BLOCKS) if blocks else (),
+        listing=current.listing,
+        downloads=current.downloads,
+    )
+    return render_thread(inp, context_for(record, row.account, lang))
