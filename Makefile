@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-site soak clean
+.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-history bench-site soak clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required (set PYTHON=...)")'
@@ -66,6 +66,9 @@ bench: $(RUN_STAMP)
 
 bench-quick: $(RUN_STAMP)
 	$(BIN)/python scripts/bench.py --quick
+
+bench-history: $(RUN_STAMP)
+	$(BIN)/python scripts/bench_history.py --threads 200 --syncs 30
 
 bench-site: $(RUN_STAMP)
 	$(BIN)/python scripts/bench_site.py --sim 2000
