@@ -181,3 +181,22 @@ def test_failed_report_makes_the_thread_incomplete_everywhere(
     for uuid in uuids:
         assert (_folder(out, uuid) / "report.md").is_file()
     assert run_cli(["verify", "--out", str(out)], out).exit_code == 0
+
+
+def test_console_ends_with_a_digest_not_a_line_per_finding(
+    sim60: RunningSim, tmp_path: Path
+) -> None:
+    out = tmp_path / "a"
+    args = sim_args(sim60, out, *FAST)
+    args[args.index("--log-format") + 1] = "console"
+    first = run_cli(["batch", *args], out)
+    assert first.exit_code == 0, first.output
+    interrupted = len(_events(first, "WORKFLOW_INTERRUPTED"))
+    assert interrupted  # the simulated account has findings, all in the JSON log
+    lines = first.output.splitlines()
+    digest = [line for line in lines if "new findings:" in line]
+    assert len(digest) == 1 and f"WORKFLOW_INTERRUPTED {interrupted}" in digest[0]
+    assert [line for line in lines if "WORKFLOW_INTERRUPTED" in line] == digest
+    assert "alerts --out" in first.output
+    again = run_cli(["sync", *args, "--force"], out)
+    assert again.exit_code == 0 and "new findings" not in again.output

@@ -94,11 +94,6 @@ class AlertBook:
         rows = self.index.select(f"SELECT kind, COUNT(*) FROM alerts{where} GROUP BY kind", args)
         return {str(r[0]): int(r[1]) for r in rows}
 
-    def forget_thread(self, thread_uuid: str) -> None:
-        """Drop a thread's alerts (``forget``)."""
-        with self.index.transaction() as db:
-            db.execute("DELETE FROM alerts WHERE thread_uuid = ?", (thread_uuid,))
-
 
 def _filters(
     since: str | None, run_id: int | None, kinds: Sequence[str], thread_uuid: str | None
