@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 
 import orjson
@@ -119,6 +120,9 @@ def serve(
 ) -> None:
     """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
 
+    The lines are printed once the port listens, with the port it got (--port 0 takes any
+    free one); a port in use is one error line (exit 2) and nothing else is printed.
+
     \b
     Examples:
       pplx-export sim serve --threads 2000 --seed 7
@@ -150,18 +154,43 @@ def serve(
 
     if ask_generation not in GENERATIONS:
         raise typer.BadParameter(f"--ask-generation: choose from {', '.join(GENERATIONS)}")
-    app = create_multi_app(config)
-    for sim in getattr(app, "sims", [app.sim]):
-        sim.ask.control.generation = ask_generation
-        sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000
-    typer.echo(f"base_url: http://{host}:{port}")
-    for k, login in enumerate(logins_for(config)):
-        if k:
-            typer.echo(f"account {k + 1}: {login.username}")
-        typer.echo(f"account_id: {login.account_id}")
-        typer.echo("cookie: " + "; ".join(f"{n}={v}" for n, v in login.cookies.items()))
-    sys.stdout.flush()
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    sock = _listen(host, port)
+    try:
+        app = create_multi_app(config)
+        for sim in getattr(app, "sims", [app.sim]):
+            sim.ask.control.generation = ask_generation
+            sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000
+        port = int(sock.getsockname()[1])
+        typer.echo(f"base_url: http://{_url_host(host)}:{port}")
+        for k, login in enumerate(logins_for(config)):
+            if k:
+                typer.echo(f"account {k + 1}: {login.username}")
+            typer.echo(f"account_id: {login.account_id}")
+            typer.echo("cookie: " + "; ".join(f"{n}={v}" for n, v in login.cookies.items()))
+        sys.stdout.flush()
+        server = uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        )
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket of ``sim serve``; a port in use (or an address that cannot be
+    bound) is one usage error, exit 2, before the URL or the cookie is printed."""
+    from pplx_archiver.sim.runner import listening_socket
+
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        message = f"cannot listen on {host}:{port}: {why}"
+        raise typer.BadParameter(message, param_hint="'--port'") from None
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 @sim_app.command("truth")
