@@ -6,6 +6,7 @@ below; the config file's and the environment's numbers are held to the same tabl
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,14 @@ def test_environment_numbers_are_bounded(tmp_path: Path) -> None:
     env = {"PPLX_CONFIG_DIR": str(tmp_path), "PPLX_ASSET_CONCURRENCY": "100000"}
     with pytest.raises(ConfigError, match="PPLX_ASSET_CONCURRENCY: asset_concurrency must be"):
         load_settings(env=env)
+
+
+def test_configuration_page_lists_every_bounded_option() -> None:
+    """docs/configuration.md's table of maxima names every numeric option and setting."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text("utf-8")
+    limits = page.split("## Limits", 1)[1]
+    missing = sorted(
+        {option for _, _, option in NUMERIC if not re.search(rf"{option}(?![\w-])", limits)}
+    )
+    missing += [name for name in SETTING_FIELDS if f"`{name}`" not in limits]
+    assert missing == []
