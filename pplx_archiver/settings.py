@@ -8,7 +8,6 @@ then the defaults below.
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from typing import Any
 import platformdirs
 
 from pplx_archiver.errors import ConfigError
+from pplx_archiver.limits import SETTING_FIELDS, check
 
 DEFAULT_BASE_URL = "https://www.perplexity.ai"
 APP_DIR_NAME = "pplx-archiver"
@@ -74,36 +74,16 @@ class Settings:
     )
 
     def __post_init__(self) -> None:
-        for name in (
-            "rate",
-            "asset_rate",
-            "max_retry_seconds",
-            "request_timeout",
-            "request_deadline",
-            "download_deadline",
-            "total_deadline",
-        ):
+        for name in SETTING_FIELDS:
             value = getattr(self, name)
-            if not math.isfinite(value) or value <= 0:
-                raise ConfigError(f"{name.replace('_', '-')} must be a finite positive number, "
-                                  f"got {value!r}")  # fmt: skip
-        if self.max_body_bytes < 1024:
-            raise ConfigError(f"max-body-bytes must be at least 1024, got {self.max_body_bytes}")
+            allowed = check(name, value)
+            if allowed is not None:
+                raise ConfigError(f"{name.replace('_', '-')} must be {allowed}, got {value!r}")
         if self.session_token is not None and not self.session_token.isascii():
             raise ConfigError(
                 "session token contains non-ASCII characters: copy the cookie value exactly "
                 "(HTTP headers carry ASCII only)"
             )
-        if self.concurrency < 1:
-            raise ConfigError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.rate <= 0:
-            raise ConfigError(f"rate must be a positive number of requests/s, got {self.rate}")
-        if self.asset_concurrency < 1 or self.asset_rate <= 0 or self.max_asset_bytes < 1:
-            raise ConfigError("asset concurrency, asset rate and max asset bytes must be positive")
-        if self.burst < 1:
-            raise ConfigError(f"burst must be at least 1, got {self.burst}")
-        if not 1 <= self.page_limit <= 1000:
-            raise ConfigError(f"page limit must be between 1 and 1000, got {self.page_limit}")
         if self.console_level not in ("info", "warning", "error"):
             raise ConfigError(
                 f"console level must be info, warning or error, got {self.console_level!r}"
@@ -163,7 +143,17 @@ _ENV = {
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
-    """Convert a raw value from env/TOML/CLI into the field's type, naming where it came from."""
+    """Convert a raw value from env/TOML/CLI into the field's type, naming where it came from;
+    a number outside its row of ``limits.BOUNDS`` is refused here, with that source."""
+    converted = _convert(name, value, where)
+    if name in SETTING_FIELDS and converted is not None:
+        allowed = check(name, converted)
+        if allowed is not None:
+            raise ConfigError(f"{where}: {name} must be {allowed}, got {value!r}")
+    return converted
+
+
+def _convert(name: str, value: Any, where: str) -> Any:
     if value is None:
         return None
     field_type = str(_FIELDS[name].type)
@@ -173,6 +163,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         if field_type.startswith("int"):
             if isinstance(value, bool):
                 raise ValueError("booleans are not numbers")
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError("not a whole number")
             return int(value)
         if field_type.startswith("float"):
             return float(value)
@@ -181,7 +173,7 @@ def _coerce(name: str, value: Any, where: str) -> Any:
                 raise ValueError("expected a table")
             return {str(k): str(v) for k, v in value.items()}
         return str(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigError(f"{where}: invalid value {value!r} for {name}: {exc}") from None
 
 

@@ -36,7 +36,9 @@ async def _measure(
     from pplx_archiver.shell.net.http import ApiClient
 
     n_cdn = n if n_cdn is None else n_cdn
-    settings = Settings(base_url=info["base_url"], concurrency=concurrency, rate=1e6, burst=1000)
+    settings = Settings(
+        base_url=info["base_url"], concurrency=concurrency, rate=100_000.0, burst=1000
+    )
     async with ApiClient(
         settings, cookies=info["cookies"], account_id=info["account_id"]
     ) as client:

@@ -168,6 +168,7 @@ def run_monitored(
     started = time.monotonic()
     index_path = _index_path(opts)
     hc_url, metrics_path = _checked_targets(command, mon, stdout)
+    logconfig.register_secret(hc_url)  # masked in every log event, should one ever hold it
 
     index = _open_index(index_path)
     before = index.last_run_id() if index is not None else 0

@@ -1,8 +1,13 @@
-"""Options shared by several commands: where the API is and how the session is supplied."""
+"""Options shared by several commands: where the API is, how the session is supplied, and
+numeric options bounded by the shared table of ``limits.py``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+
+from pplx_archiver.limits import BOUNDS
 
 BASE_URL = typer.Option(
     None,
@@ -49,3 +54,12 @@ ACCOUNT = typer.Option(
     help="Only this account (repeatable): a name given to `auth save --account`, or an "
     "account id of a multi-account cookie export [default: every account].",
 )
+
+
+def bounded(key: str, default: Any, *decls: str, metavar: str, help: str) -> Any:
+    """A numeric option whose range is the row ``key`` of ``limits.BOUNDS``: typer refuses a
+    value outside it (``nan`` and ``inf`` included) and ``--help`` shows the range."""
+    bound = BOUNDS[key]
+    low: float = int(bound.low) if bound.integer else bound.low
+    high: float = int(bound.high) if bound.integer else bound.high
+    return typer.Option(default, *decls, min=low, max=high, metavar=metavar, help=help)

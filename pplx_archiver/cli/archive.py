@@ -17,6 +17,7 @@ from pplx_archiver.cli._options import (
     IMPERSONATE,
     LOG_FORMAT,
     TOKEN,
+    bounded,
 )
 from pplx_archiver.cli._run import CommonOptions, run_cli
 from pplx_archiver.core.model import MODES
@@ -31,17 +32,23 @@ MODE = typer.Option(
     metavar="MODE",
     help=f"Only write threads of these modes (repeatable): {', '.join(MODES)}.",
 )
-LIMIT = typer.Option(None, "--limit", min=1, metavar="N", help="Fetch at most N threads this run.")
-CONCURRENCY = typer.Option(
-    None, "--concurrency", "-c", min=1, metavar="N", help="Threads fetched at once [default: 4]."
+LIMIT = bounded("limit", None, "--limit", metavar="N", help="Fetch at most N threads this run.")
+CONCURRENCY = bounded(
+    "concurrency",
+    None,
+    "--concurrency",
+    "-c",
+    metavar="N",
+    help="Threads fetched at once [default: 4].",
 )
-RATE = typer.Option(
+RATE = bounded(
+    "rate",
     None,
     "--rate",
     metavar="RATE",
     help="Ceiling of API requests per second, account-wide [default: 2].",
 )
-BURST = typer.Option(None, "--burst", min=1, metavar="N", help="Token-bucket burst [default: 4].")
+BURST = bounded("burst", None, "--burst", metavar="N", help="Token-bucket burst [default: 4].")
 LANG = typer.Option(None, "--lang", metavar="[en|zh]", help="Labels in the Markdown [default: en].")
 DRY_RUN = typer.Option(False, "--dry-run", help="List and print the plan; fetch nothing.")
 LISTER = typer.Option(
@@ -55,62 +62,68 @@ INCLUDE_SPACES = typer.Option(
 )
 FORCE = typer.Option(False, "--force", help="Refetch every listed thread, changed or not.")
 FULL = typer.Option(False, "--full", help="List everything (no early stop of the listing).")
-ASSET_CONCURRENCY = typer.Option(
+ASSET_CONCURRENCY = bounded(
+    "asset_concurrency",
     None,
     "--asset-concurrency",
-    min=1,
     metavar="N",
     help="Asset downloads at once (CDN budget) [default: 4].",
 )
-ASSET_RATE = typer.Option(
-    None, "--asset-rate", metavar="RATE", help="Asset downloads per second [default: 20]."
+ASSET_RATE = bounded(
+    "asset_rate",
+    None,
+    "--asset-rate",
+    metavar="RATE",
+    help="Asset downloads per second [default: 20].",
 )
-MAX_ASSET_BYTES = typer.Option(
+MAX_ASSET_BYTES = bounded(
+    "max_asset_bytes",
     None,
     "--max-asset-bytes",
-    min=1,
     metavar="BYTES",
     help="Assets larger than this are recorded, not stored [default: 200 MB].",
 )
-PAGE_LIMIT = typer.Option(
+PAGE_LIMIT = bounded(
+    "page_limit",
     None,
     "--page-limit",
-    min=1,
-    max=1000,
     metavar="N",
     help="Entries per thread page request [default: 100].",
 )
-REQUEST_DEADLINE = typer.Option(
+REQUEST_DEADLINE = bounded(
+    "request_deadline",
     None,
     "--request-deadline",
     metavar="SECONDS",
     help="Seconds one API request may take, headers and whole body [default: 60].",
 )
-DOWNLOAD_DEADLINE = typer.Option(
+DOWNLOAD_DEADLINE = bounded(
+    "download_deadline",
     None,
     "--download-deadline",
     metavar="SECONDS",
     help="Seconds one asset download may take [default: 240].",
 )
-TOTAL_DEADLINE = typer.Option(
+TOTAL_DEADLINE = bounded(
+    "total_deadline",
     None,
     "--total-deadline",
     metavar="SECONDS",
     help="Seconds one request or download may take with all its retries [default: 300].",
 )
-MAX_BODY_BYTES = typer.Option(
+MAX_BODY_BYTES = bounded(
+    "max_body_bytes",
     None,
     "--max-body-bytes",
-    min=1024,
     metavar="BYTES",
     help="Largest API body read [default: 64 MiB].",
 )
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Also show per-thread events.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Show only errors (and the summary).")
-EARLY_STOP = typer.Option(
+EARLY_STOP = bounded(
+    "early_stop",
     None,
     "--early-stop",
-    min=0,
     metavar="N",
     help="Stop listing after N known-unchanged threads in a row (0 = never) [default: 50].",
 )
@@ -321,12 +334,12 @@ def demo(
     out: Path = typer.Option(
         Path("demo-archive"), "--out", "-o", metavar="DIR", help="Where to write the archive."
     ),
-    threads: int = typer.Option(
-        300, "--threads", min=1, metavar="N", help="Size of the simulated account."
+    threads: int = bounded(
+        "demo_threads", 300, "--threads", metavar="N", help="Size of the simulated account."
     ),
-    seed: int = typer.Option(7, "--seed", metavar="N", help="Seed of the simulated account."),
-    concurrency: int = typer.Option(
-        16, "--concurrency", "-c", min=1, metavar="N", help="Threads fetched at once."
+    seed: int = bounded("seed", 7, "--seed", metavar="N", help="Seed of the simulated account."),
+    concurrency: int = bounded(
+        "concurrency", 16, "--concurrency", "-c", metavar="N", help="Threads fetched at once."
     ),
     lang: str | None = LANG,
     log_format: str | None = LOG_FORMAT,

@@ -19,6 +19,7 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import command_scope, project_error
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
 from pplx_archiver.settings import Settings, load_settings
@@ -78,13 +79,13 @@ def re_render(
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Render and compare, write nothing; report what would change."
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, metavar="N", help="Re-render at most N threads."
+    limit: int | None = bounded(
+        "limit", None, "--limit", metavar="N", help="Re-render at most N threads."
     ),
-    jobs: int | None = typer.Option(
+    jobs: int | None = bounded(
+        "jobs",
         None,
         "--jobs",
-        min=1,
         metavar="N",
         help="Worker processes (default: the number of CPU cores).",
     ),
@@ -175,10 +176,10 @@ def status(
 @app.command("verify")
 def verify(
     out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
-    jobs: int | None = typer.Option(
+    jobs: int | None = bounded(
+        "jobs",
         None,
         "--jobs",
-        min=1,
         metavar="N",
         help="Worker processes for the re-render check (default: cores).",
     ),

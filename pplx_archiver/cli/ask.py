@@ -16,6 +16,7 @@ import orjson
 import typer
 
 from pplx_archiver import __version__
+from pplx_archiver.cli._app import OneLineGroup
 from pplx_archiver.cli._options import (
     BASE_URL,
     COOKIES,
@@ -23,6 +24,7 @@ from pplx_archiver.cli._options import (
     IMPERSONATE,
     LOG_FORMAT,
     TOKEN,
+    bounded,
 )
 from pplx_archiver.cli._run import fail, run_logging
 from pplx_archiver.core.asking import ASK_MODES, RECENCY, SOURCES, table_lines
@@ -32,6 +34,7 @@ from pplx_archiver.settings import Settings, load_settings
 
 ask_app = typer.Typer(
     name="pplx-ask",
+    cls=OneLineGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -193,8 +196,12 @@ def ask(
     incognito: bool = typer.Option(False, "--incognito", help="Ask in an incognito thread."),
     mark_read_: bool = typer.Option(False, "--mark-read", help="Mark the thread read afterwards."),
     no_export: bool = typer.Option(False, "--no-export", help="Do not archive the thread."),
-    timeout: float = typer.Option(
-        900.0, "--timeout", min=1.0, help="Give up after this many seconds."
+    timeout: float = bounded(
+        "ask_timeout",
+        900.0,
+        "--timeout",
+        metavar="SECONDS",
+        help="Give up after this many seconds.",
     ),
     json_only: bool = typer.Option(
         False, "--json", help="Print only the JSON line (with the answer and sources in it)."

@@ -15,6 +15,7 @@ import anyio
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
@@ -46,9 +47,7 @@ def assets_backfill(
     online: bool = typer.Option(
         False, "--online", help="Refresh URLs and download missing versions (needs a session)."
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, metavar="N", help="At most N threads."
-    ),
+    limit: int | None = bounded("limit", None, "--limit", metavar="N", help="At most N threads."),
     lang: str | None = typer.Option(
         None, "--lang", metavar="[en|zh]", help="Label language of the archive [default: en]."
     ),
@@ -58,14 +57,15 @@ def assets_backfill(
         metavar="[auto|json|console]",
         help="stderr log format; auto = console lines on a terminal, JSON otherwise.",
     ),
-    rate: float | None = typer.Option(
+    rate: float | None = bounded(
+        "rate",
         None,
         "--rate",
         metavar="RATE",
         help="Ceiling of API requests per second (URL refreshes) [default: 2].",
     ),
-    burst: int | None = typer.Option(
-        None, "--burst", min=1, metavar="N", help="Token-bucket burst [default: 4]."
+    burst: int | None = bounded(
+        "burst", None, "--burst", metavar="N", help="Token-bucket burst [default: 4]."
     ),
     base_url: str | None = typer.Option(
         None, "--base-url", metavar="URL", help="API origin (with --online)."

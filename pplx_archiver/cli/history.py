@@ -16,6 +16,7 @@ import orjson
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.errors import PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.index import RunRow
@@ -80,7 +81,7 @@ def _run_line(rec: dict[str, Any]) -> str:
 @app.command()
 def runs(
     out: Path | None = OUT,
-    limit: int = typer.Option(20, "--limit", metavar="N", min=1, help="Show the newest N runs."),
+    limit: int = bounded("limit", 20, "--limit", metavar="N", help="Show the newest N runs."),
     json_output: bool = JSON,
 ) -> None:
     """List the archive's run history, newest first: command, start, exit code, counts, log.

@@ -2,7 +2,8 @@
 
 systemd user units (a oneshot service and a timer with ``Persistent=true`` and a randomized
 delay) where systemd runs, else (or with ``--cron``) one crontab entry. Exit codes: 0 done;
-1 ``systemctl`` or ``crontab`` refused; 2 bad option or value.
+1 ``systemctl`` or ``crontab`` refused; 2 bad option or value. Everything printed goes through
+:func:`_say`, which masks a health-check URL (``https://hc-ping.com/…d1f2``).
 """
 
 from __future__ import annotations
@@ -65,8 +66,13 @@ def _host(
     )
 
 
+def _say(out: str, stream: Any = None) -> None:
+    """Print ``out`` with every secret (a health-check URL) masked."""
+    (stream or sys.stdout).write(text.mask_secrets(out))
+
+
 def _fail(exc: PplxError) -> typer.Exit:
-    sys.stderr.write(f"error: {exc}\n")
+    _say(f"error: {exc}\n", sys.stderr)
     return typer.Exit(exc.exit_code)
 
 
@@ -169,25 +175,25 @@ def install(
         if _use_cron(cron, systemd, host):
             line = text.cron_line(spec)
             if dry_run:
-                sys.stdout.write(line + "\n")
+                _say(line + "\n")
                 return
             sched.install_cron(host, spec)
-            sys.stdout.write(f"crontab entry installed:\n{line}\n")
+            _say(f"crontab entry installed:\n{line}\n")
             return
         if dry_run:
             service, timer = sched.unit_paths(host, spec.name)
-            sys.stdout.write(f"# {service}\n{text.service_text(spec)}\n")
-            sys.stdout.write(f"# {timer}\n{text.timer_text(spec)}")
+            _say(f"# {service}\n{text.service_text(spec)}\n")
+            _say(f"# {timer}\n{text.timer_text(spec)}")
             return
         paths = sched.install_systemd(host, spec)
     except PplxError as exc:
         raise _fail(exc) from None
     for path in paths:
-        sys.stdout.write(f"wrote {path}\n")
+        _say(f"wrote {path}\n")
     if host.systemctl is None:
-        sys.stdout.write(f"enable with: systemctl --user enable --now {paths[1].name}\n")
+        _say(f"enable with: systemctl --user enable --now {paths[1].name}\n")
     else:
-        sys.stdout.write(f"timer enabled: {paths[1].name}\n")
+        _say(f"timer enabled: {paths[1].name}\n")
 
 
 def _history(archive: str | None) -> dict[str, Any] | None:
@@ -279,7 +285,7 @@ def show(
         raise _fail(exc) from None
     if json_output:
         report = {"name": name, "installed": installed, "history": history, "notes": notes}
-        sys.stdout.write(orjson.dumps(report).decode("utf-8") + "\n")
+        sys.stdout.write(orjson.dumps(_masked(report)).decode("utf-8") + "\n")
         return
     lines = [f"schedule {name}:"]
     if not installed:
@@ -298,7 +304,18 @@ def show(
         lines.append(f"  archive: {history['archive']}")
         lines.append("  " + _run_text("last run", history["last_run"]))
         lines.append("  " + _run_text("last success", history["last_success"]))
-    sys.stdout.write("\n".join(lines) + "\n")
+    _say("\n".join(lines) + "\n")
+
+
+def _masked(value: Any) -> Any:
+    """``value`` (JSON data) with every string's secrets masked."""
+    if isinstance(value, str):
+        return text.mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 @schedule_app.command()
@@ -331,4 +348,4 @@ def remove(
                 removed.append(f"removed crontab entry: {line}")
     except PplxError as exc:
         raise _fail(exc) from None
-    sys.stdout.write("\n".join(removed or [f"schedule {name}: nothing installed"]) + "\n")
+    _say("\n".join(removed or [f"schedule {name}: nothing installed"]) + "\n")

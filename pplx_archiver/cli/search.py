@@ -15,6 +15,7 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import run_logging
 from pplx_archiver.core.model import MODES
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
@@ -60,8 +61,13 @@ def search(
     account: str | None = typer.Option(
         None, "--account", metavar="NAME", help="Only this account folder."
     ),
-    limit: int = typer.Option(
-        search_mod.DEFAULT_LIMIT, "--limit", "-n", metavar="N", min=1, help="Show at most N turns."
+    limit: int = bounded(
+        "limit",
+        search_mod.DEFAULT_LIMIT,
+        "--limit",
+        "-n",
+        metavar="N",
+        help="Show at most N turns.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per hit."),
     raw: bool = typer.Option(False, "--raw", help="Pass QUERY to SQLite FTS5 as query syntax."),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 
 import orjson
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.sim.config import DEFAULT_SEED, DEFAULT_THREADS, FAULT_KINDS, SimConfig
 
 sim_app = typer.Typer(
@@ -36,38 +38,39 @@ def serve(
     host: str = typer.Option(
         "127.0.0.1", metavar="ADDRESS", help="Address to bind (keep it on loopback)."
     ),
-    port: int = typer.Option(8765, metavar="N", help="Port to bind (0 = any free port)."),
-    threads: int = typer.Option(
-        DEFAULT_THREADS, metavar="N", help="Number of threads in the account."
+    port: int = bounded("sim_port", 8765, metavar="N", help="Port to bind (0 = any free port)."),
+    threads: int = bounded(
+        "sim_threads", DEFAULT_THREADS, metavar="N", help="Number of threads in the account."
     ),
-    seed: int = typer.Option(DEFAULT_SEED, metavar="N", help="Seed of the synthetic account."),
-    latency_ms: float = typer.Option(0.0, metavar="MS", help="Added latency per request."),
-    jitter_ms: float = typer.Option(
-        0.0, metavar="MS", help="Uniform random extra latency per request."
+    seed: int = bounded("seed", DEFAULT_SEED, metavar="N", help="Seed of the synthetic account."),
+    latency_ms: float = bounded("sim_ms", 0.0, metavar="MS", help="Added latency per request."),
+    jitter_ms: float = bounded(
+        "sim_ms", 0.0, metavar="MS", help="Uniform random extra latency per request."
     ),
-    rate: float = typer.Option(
-        0.0, metavar="RATE", help="Token-bucket rate in requests/s (0 = unlimited)."
+    rate: float = bounded(
+        "sim_rate", 0.0, metavar="RATE", help="Token-bucket rate in requests/s (0 = unlimited)."
     ),
-    burst: int = typer.Option(10, metavar="N", help="Token-bucket burst size."),
+    burst: int = bounded("burst", 10, metavar="N", help="Token-bucket burst size."),
     retry_after: bool = typer.Option(
         True, "--retry-after/--no-retry-after", help="Send Retry-After with every 429."
     ),
-    fault_rate: float = typer.Option(
-        0.0, metavar="SHARE", help="Share of requests that fail (0..1)."
+    fault_rate: float = bounded(
+        "sim_share", 0.0, metavar="SHARE", help="Share of requests that fail (0..1)."
     ),
     fault_kinds: str = typer.Option(
         ",".join(FAULT_KINDS),
         metavar="KINDS",
         help=f"Comma list of fault kinds, from {', '.join(FAULT_KINDS)}.",
     ),
-    fault_seed: int = typer.Option(1, metavar="N", help="Seed of the fault draws."),
+    fault_seed: int = bounded("seed", 1, metavar="N", help="Seed of the fault draws."),
     challenge: list[str] = typer.Option(
         [],
         metavar="FIRST:COUNT",
         help="Answer COUNT requests from request number FIRST with the Cloudflare page "
         "(repeatable).",
     ),
-    challenge_after_429s: int = typer.Option(
+    challenge_after_429s: int = bounded(
+        "sim_count",
         0,
         metavar="N",
         help="Open a challenge window after this many 429s within 10 s (0 = never).",
@@ -80,20 +83,20 @@ def serve(
     logged_out: bool = typer.Option(
         False, "--logged-out", help="Treat every cookie as invalid (a logged-out session)."
     ),
-    rotate_session_every: int = typer.Option(
-        0, metavar="N", help="Rotate the session cookie every N requests (0 = never)."
+    rotate_session_every: int = bounded(
+        "sim_count", 0, metavar="N", help="Rotate the session cookie every N requests (0 = never)."
     ),
-    transient_404: int = typer.Option(
-        0, metavar="N", help="404s before a newly added thread is served."
+    transient_404: int = bounded(
+        "sim_count", 0, metavar="N", help="404s before a newly added thread is served."
     ),
-    deleted_rate: float = typer.Option(
-        0.0, metavar="SHARE", help="Share of threads answering ENTRY_DELETED."
+    deleted_rate: float = bounded(
+        "sim_share", 0.0, metavar="SHARE", help="Share of threads answering ENTRY_DELETED."
     ),
-    expired_rate: float = typer.Option(
-        0.0, metavar="SHARE", help="Share of threads answering ENTRY_EXPIRED."
+    expired_rate: float = bounded(
+        "sim_share", 0.0, metavar="SHARE", help="Share of threads answering ENTRY_EXPIRED."
     ),
-    asset_url_ttl: int = typer.Option(
-        900, metavar="SECONDS", help="Lifetime of signed asset URLs in seconds."
+    asset_url_ttl: int = bounded(
+        "sim_ttl", 900, metavar="SECONDS", help="Lifetime of signed asset URLs in seconds."
     ),
     graphql_empty_end_cursor: bool = typer.Option(
         False,
@@ -105,14 +108,20 @@ def serve(
         metavar="[diff|blocks|text]",
         help="Ask stream payloads: diff, blocks or text (also POST /__sim/ask).",
     ),
-    ask_delay_ms: float = typer.Option(
-        0.0, metavar="MS", help="Pause between the frames of an ask stream."
+    ask_delay_ms: float = bounded(
+        "sim_ms", 0.0, metavar="MS", help="Pause between the frames of an ask stream."
     ),
-    accounts: int = typer.Option(
-        1, min=1, metavar="N", help="Serve N distinct accounts, told apart by their cookies."
+    accounts: int = bounded(
+        "sim_accounts",
+        1,
+        metavar="N",
+        help="Serve N distinct accounts, told apart by their cookies.",
     ),
 ) -> None:
     """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
+
+    The lines are printed once the port listens, with the port it got (--port 0 takes any
+    free one); a port in use is one error line (exit 2) and nothing else is printed.
 
     \b
     Examples:
@@ -145,26 +154,51 @@ def serve(
 
     if ask_generation not in GENERATIONS:
         raise typer.BadParameter(f"--ask-generation: choose from {', '.join(GENERATIONS)}")
-    app = create_multi_app(config)
-    for sim in getattr(app, "sims", [app.sim]):
-        sim.ask.control.generation = ask_generation
-        sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000
-    typer.echo(f"base_url: http://{host}:{port}")
-    for k, login in enumerate(logins_for(config)):
-        if k:
-            typer.echo(f"account {k + 1}: {login.username}")
-        typer.echo(f"account_id: {login.account_id}")
-        typer.echo("cookie: " + "; ".join(f"{n}={v}" for n, v in login.cookies.items()))
-    sys.stdout.flush()
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    sock = _listen(host, port)
+    try:
+        app = create_multi_app(config)
+        for sim in getattr(app, "sims", [app.sim]):
+            sim.ask.control.generation = ask_generation
+            sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000
+        port = int(sock.getsockname()[1])
+        typer.echo(f"base_url: http://{_url_host(host)}:{port}")
+        for k, login in enumerate(logins_for(config)):
+            if k:
+                typer.echo(f"account {k + 1}: {login.username}")
+            typer.echo(f"account_id: {login.account_id}")
+            typer.echo("cookie: " + "; ".join(f"{n}={v}" for n, v in login.cookies.items()))
+        sys.stdout.flush()
+        server = uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+        )
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket of ``sim serve``; a port in use (or an address that cannot be
+    bound) is one usage error, exit 2, before the URL or the cookie is printed."""
+    from pplx_archiver.sim.runner import listening_socket
+
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        message = f"cannot listen on {host}:{port}: {why}"
+        raise typer.BadParameter(message, param_hint="'--port'") from None
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 @sim_app.command("truth")
 def truth(
-    threads: int = typer.Option(
-        DEFAULT_THREADS, metavar="N", help="Number of threads in the account."
+    threads: int = bounded(
+        "sim_threads", DEFAULT_THREADS, metavar="N", help="Number of threads in the account."
     ),
-    seed: int = typer.Option(DEFAULT_SEED, metavar="N", help="Seed of the synthetic account."),
+    seed: int = bounded("seed", DEFAULT_SEED, metavar="N", help="Seed of the synthetic account."),
 ) -> None:
     """Print the truth manifest of the simulated account as JSON.
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import LOG_FORMAT
+from pplx_archiver.cli._options import LOG_FORMAT, bounded
 from pplx_archiver.cli.archive_care import OUT_HELP, _fail, _open, _run_log, _settings
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings
@@ -56,11 +56,11 @@ def site(
     full: bool = typer.Option(
         False, "--full", help="Rebuild every page (default: only threads whose files changed)."
     ),
-    jobs: int | None = typer.Option(
+    jobs: int | None = bounded(
+        "jobs",
         None,
         "--jobs",
         metavar="N",
-        min=1,
         help="Worker processes (default: the number of CPU cores).",
     ),
     log_format: str | None = LOG_FORMAT,

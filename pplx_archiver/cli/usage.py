@@ -14,6 +14,7 @@ import anyio
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
@@ -40,15 +41,15 @@ def usage_backfill(
         metavar="DIR",
         help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
     ),
-    usage_rate: float = typer.Option(
+    usage_rate: float = bounded(
+        "usage_rate",
         DEFAULT_USAGE_RATE,
         "--usage-rate",
         metavar="RATE",
-        min=0.01,
         help="Ceiling of usage requests per second (its own budget) [default: 0.5].",
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", metavar="N", min=1, help="Ask for at most N threads."
+    limit: int | None = bounded(
+        "limit", None, "--limit", metavar="N", help="Ask for at most N threads."
     ),
     log_format: str | None = typer.Option(
         None,

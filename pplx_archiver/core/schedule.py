@@ -6,6 +6,9 @@ writes the files and calls ``systemctl`` / ``crontab``. Arguments are quoted for
 (systemd's ExecStart rules, ``/bin/sh`` for cron), so paths with spaces, quotes, ``%`` or
 ``$`` run as written; arguments holding control characters (a newline would end the line and
 start a new directive or crontab entry) are refused.
+
+A health-check URL holds its check's secret key: :func:`mask_url` and :func:`mask_secrets`
+give what may be shown of it (``https://hc-ping.com/…d1f2``); only the files hold it whole.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import dataclasses
 import hashlib
 import re
 import shlex
+from urllib.parse import urlsplit
 
 from pplx_archiver.errors import ConfigError
 
@@ -25,6 +29,38 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _TIMESPAN = re.compile(r"^\d+\s*[a-z]*(\s+\d+\s*[a-z]*)*$")
 _CRON_FIELD = re.compile(r"^[0-9A-Za-z*,/-]+$")
 _CRON_NICKNAMES = ("@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@annually")
+# Options whose value is a secret, and their value in a command line, a unit or a crontab
+# line: ``--healthcheck URL``, ``"--healthcheck" "URL"``, ``--healthcheck=URL``.
+SECRET_OPTIONS = ("--healthcheck",)
+_SECRET_ARG = re.compile(r"""(--healthcheck(?:=|["']?\s+["']?))([^\s"']+)""")
+# A URL's secret part shorter than this shows no characters at all.
+_MIN_SHOWN_TAIL = 12
+
+
+def mask_url(url: str) -> str:
+    """What may be shown of a secret URL: scheme, host, an ellipsis and the last 4 characters
+    (``https://hc-ping.com/…d1f2``); ``…`` alone when it is no URL."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.hostname:
+        return "…"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    secret = url.split(parts.netloc, 1)[1].rstrip("/")
+    tail = secret[-4:] if len(secret) >= _MIN_SHOWN_TAIL else ""
+    return f"{parts.scheme}://{parts.hostname}{port}/…{tail}"
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with the value of every secret option masked by :func:`mask_url` (a value
+    masked already is left as it is)."""
+
+    def one(match: re.Match[str]) -> str:
+        value = match.group(2)
+        return match.group(0) if "…" in value else match.group(1) + mask_url(value)
+
+    return _SECRET_ARG.sub(one, text)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

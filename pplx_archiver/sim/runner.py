@@ -78,6 +78,23 @@ def _bound_socket() -> socket.socket:
     return sock
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (0 = a free port) and already listening, for
+    ``sim serve``: a port in use is an OSError here, before anything is printed, and a client
+    that connects as soon as the port is printed waits in the backlog until uvicorn serves."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def login_for(config: SimConfig) -> tuple[dict[str, str], str, str]:
     """Cookies, account id and session token a client needs for ``config``."""
     account_id = AccountState(dataclasses.replace(config, threads=0)).account_id

@@ -60,7 +60,8 @@ def test_ping_url_checked_and_shown_without_its_key() -> None:
     assert monitor.check_ping_url("https://hc-ping.com/abc/") == "https://hc-ping.com/abc"
     with pytest.raises(ConfigError, match="not an http"):
         monitor.check_ping_url("ftp://hc-ping.com/abc")
-    assert monitor.shown_url("https://hc-ping.com/secret-uuid") == "https://hc-ping.com/…"
+    assert monitor.shown_url("https://hc-ping.com/secret-uuid") == "https://hc-ping.com/…uuid"
+    assert monitor.shown_url("https://hc-ping.com/abc") == "https://hc-ping.com/…"
 
 
 def test_summary_carries_counts_failures_and_outcome(tmp_path: Path) -> None:

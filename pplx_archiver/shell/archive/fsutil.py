@@ -51,15 +51,21 @@ def same_bytes(path: Path, data: bytes) -> bool:
         return False
 
 
-def write_atomic(path: Path, data: bytes, *, durable: bool = True, compare: bool = True) -> bool:
+def write_atomic(
+    path: Path, data: bytes, *, durable: bool = True, compare: bool = True, mode: int | None = None
+) -> bool:
     """Write ``data`` to ``path`` atomically; return False (file untouched) when already equal.
 
     ``durable=False`` skips the fsync of the file and its folder: the caller makes the data
     durable later for many files at once with :func:`sync_filesystem` (group commit).
     ``compare=False``: the caller already knows the bytes differ (and that the folder exists).
+    ``mode`` (e.g. ``0o600`` for a file holding a secret): the file's exact permissions, set
+    before any byte is written; an equal file already there gets them too.
     """
     if compare:
         if same_bytes(path, data):
+            if mode is not None:
+                os.chmod(path, mode)  # noqa: PTH101
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
     # plain strings from here: a dozen files a thread, and pathlib's joins cost more than
@@ -68,8 +74,11 @@ def write_atomic(path: Path, data: bytes, *, durable: bool = True, compare: bool
     folder, name = os.path.split(target)
     tmp = os.path.join(folder, temp_name(name))  # noqa: PTH118 (see above)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        created = 0o666 if mode is None else mode
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, created)
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

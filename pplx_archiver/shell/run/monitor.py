@@ -8,7 +8,8 @@
 * :func:`metrics_text` renders a Prometheus textfile-collector file; :func:`write_metrics`
   replaces it atomically so the collector never reads half a file.
 
-A health-check URL holds the check's secret key: it is shown only as ``scheme://host/…``.
+A health-check URL holds the check's secret key: it is shown only as ``scheme://host/…`` and
+its last 4 characters; the metrics textfile is created 0600 (an existing one keeps its mode).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from pplx_archiver.core.schedule import mask_url
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.shell.archive.fsutil import write_atomic
 from pplx_archiver.shell.archive.index import RunRow
@@ -136,11 +138,8 @@ def check_ping_url(url: str) -> str:
 
 
 def shown_url(url: str) -> str:
-    """A URL with its path (the secret ping key) hidden: ``https://hc-ping.com/…``."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.netloc:
-        return "…"
-    return f"{parts.scheme}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}/…"
+    """A URL with its path (the secret ping key) hidden: ``https://hc-ping.com/…d1f2``."""
+    return mask_url(url)
 
 
 def ping_suffix(stage: str, exit_code: int = 0) -> str:
@@ -314,8 +313,13 @@ def check_metrics_path(path: Path) -> Path:
 
 
 def write_metrics(path: Path, text: str) -> None:
-    """Replace the textfile atomically (temp file in the same folder, then rename)."""
-    write_atomic(path, text.encode("utf-8"))
+    """Replace the textfile atomically (temp file in the same folder, then rename): created
+    0600, or with the mode of the file it replaces (a collector's group read set by hand)."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o600
+    write_atomic(path, text.encode("utf-8"), mode=mode)
 
 
 def failed_titles(runs: Sequence[RunRow]) -> dict[str, str]:

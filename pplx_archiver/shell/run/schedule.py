@@ -4,7 +4,8 @@ The text comes from :mod:`pplx_archiver.core.schedule`; this module writes it. W
 is a :class:`ScheduleHost` (unit folder, the ``systemctl`` and ``crontab`` commands), so tests
 point it at a temporary folder and a fake crontab command. The crontab is read with
 ``crontab -l`` and written whole with ``crontab -``; only the line carrying this schedule's
-marker is replaced or removed, every other line is kept as it was.
+marker is replaced or removed, every other line is kept as it was. Unit files are written
+0600, and what ``show`` returns has its secrets (a health-check URL) masked.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from pplx_archiver.errors import ConfigError, ScheduleError
 from pplx_archiver.shell.archive.fsutil import write_atomic
 
 COMMAND_TIMEOUT_S = 30.0
+# Unit files are readable by their owner only: a health-check URL in them is a secret.
+UNIT_MODE = 0o600
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,9 +94,9 @@ def unit_paths(host: ScheduleHost, name: str) -> tuple[Path, Path]:
 def install_systemd(host: ScheduleHost, spec: text.ScheduleSpec) -> list[Path]:
     """Write the service and timer, reload systemd and start the timer; return the files."""
     service_path, timer_path = unit_paths(host, spec.name)
-    try:
-        write_atomic(service_path, text.service_text(spec).encode("utf-8"))
-        write_atomic(timer_path, text.timer_text(spec).encode("utf-8"))
+    try:  # 0600: the service may hold a health-check URL, a secret
+        write_atomic(service_path, text.service_text(spec).encode("utf-8"), mode=UNIT_MODE)
+        write_atomic(timer_path, text.timer_text(spec).encode("utf-8"), mode=UNIT_MODE)
     except OSError as exc:
         raise ConfigError(f"{host.unit_dir}: cannot write the units: {exc}") from exc
     if host.systemctl is not None:
@@ -139,7 +142,7 @@ def show_systemd(host: ScheduleHost, name: str) -> dict[str, object] | None:
     }
     archive = next((a for t in texts.values() if (a := text.archive_of_unit(t))), None)
     lines = [
-        line
+        text.mask_secrets(line)
         for t in texts.values()
         for line in t.splitlines()
         if line.startswith(("ExecStart=", "OnCalendar=", "RandomizedDelaySec=", "Persistent="))
@@ -197,4 +200,5 @@ def show_cron(host: ScheduleHost, name: str) -> dict[str, object] | None:
     line = text.find_cron_line(read_crontab(host), name)
     if line is None:
         return None
-    return {"kind": "cron", "line": line, "archive": text.archive_of_cron_line(line)}
+    shown = text.mask_secrets(line)
+    return {"kind": "cron", "line": shown, "archive": text.archive_of_cron_line(line)}
