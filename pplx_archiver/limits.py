@@ -80,6 +80,8 @@ BOUNDS: dict[str, Bound] = {
     "ask_timeout": _seconds(1.0),
     "demo_threads": Bound(1, 100_000),
     "seed": Bound(0, _SEED_MAX),
+    "version": Bound(1, 1_000_000),  # a thread's version (history, diff)
+    "turn": Bound(1, 1_000_000),  # a turn of a thread (diff --entry)
     # The simulator (sim serve, sim truth).
     "sim_threads": Bound(0, 100_000),
     "sim_port": Bound(0, 65_535),

@@ -16,6 +16,7 @@ import orjson
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli.history import JSON, OUT, _archive, _print, printable
 from pplx_archiver.core.alerts import KINDS
 from pplx_archiver.errors import ConfigError, PplxError
@@ -25,7 +26,6 @@ from pplx_archiver.shell.care import changes
 
 T = TypeVar("T")
 THREAD = typer.Argument(..., metavar="THREAD", help="The thread: its uuid, a prefix, or folder.")
-MAX_VERSION = 1_000_000
 
 
 def _with(out: Path | None, work: Callable[[Archive], T]) -> T:
@@ -52,8 +52,8 @@ def _history_text(rec: dict[str, Any]) -> str:
 def history(
     thread: str = THREAD,
     out: Path | None = OUT,
-    render: int | None = typer.Option(
-        None, "--render", min=1, max=MAX_VERSION, metavar="V", help="Render version V (with --to)."
+    render: int | None = bounded(
+        "version", None, "--render", metavar="V", help="Render version V (with --to)."
     ),
     to: Path | None = typer.Option(
         None, "--to", metavar="DIR", help="Folder (outside the archive) for --render's files."
@@ -130,19 +130,14 @@ def _diff_text(rec: dict[str, Any]) -> str:
 def diff(
     thread: str = THREAD,
     out: Path | None = OUT,
-    v_from: int | None = typer.Option(
-        None,
-        "--from",
-        min=1,
-        max=MAX_VERSION,
-        metavar="V",
-        help="Older version [default: the one before --to].",
+    v_from: int | None = bounded(
+        "version", None, "--from", metavar="V", help="Older version [default: the one before --to]."
     ),
-    v_to: int | None = typer.Option(
-        None, "--to", min=1, max=MAX_VERSION, metavar="V", help="Newer version [default: current]."
+    v_to: int | None = bounded(
+        "version", None, "--to", metavar="V", help="Newer version [default: current]."
     ),
-    entry: int | None = typer.Option(
-        None, "--entry", min=1, max=MAX_VERSION, metavar="N", help="Only turn N (1-based)."
+    entry: int | None = bounded(
+        "turn", None, "--entry", metavar="N", help="Only turn N (1-based)."
     ),
     json_output: bool = JSON,
 ) -> None:
@@ -197,9 +192,7 @@ def alerts(
     kind: list[str] | None = typer.Option(
         None, "--kind", metavar="K", help=f"Only kind K (repeatable): {', '.join(KINDS)}."
     ),
-    limit: int = typer.Option(
-        1000, "--limit", min=1, max=1_000_000, metavar="N", help="At most N."
-    ),
+    limit: int = bounded("limit", 1000, "--limit", metavar="N", help="At most N alerts."),
     json_output: bool = JSON,
 ) -> None:
     """List what the runs found, each fact once: answer variants, rewrites, model
