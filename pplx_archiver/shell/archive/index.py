@@ -28,6 +28,7 @@ import orjson
 from pplx_archiver.core.layout import normalize_timestamp_key
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive import index_schema as sch
+from pplx_archiver.shell.archive.index_modes import ModeMemoTable
 from pplx_archiver.shell.archive.index_schema import (
     REINDEX_HINT,
     SCHEMA_VERSION,
@@ -46,8 +47,8 @@ __all__ += ["Done", "HookFailed", "Index", "RunRow", "ThreadRow"]
 Done = tuple[str, str, Mapping[str, Any], Callable[[sqlite3.Connection], None] | None]
 
 
-class Index:
-    """The SQLite state index of one archive."""
+class Index(ModeMemoTable):
+    """The SQLite state index of one archive (``mode_memos``: see its mixin)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path

@@ -76,6 +76,12 @@ CREATE TABLE IF NOT EXISTS variants (
     first_seen_run INTEGER,
     PRIMARY KEY (thread_uuid, entry_uuid)
 );
+CREATE TABLE IF NOT EXISTS mode_memos (
+    uuid        TEXT PRIMARY KEY,
+    updated_key TEXT NOT NULL,
+    mode        TEXT NOT NULL,
+    run_id      INTEGER
+);
 """
 
 JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")
