@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 
 from pplx_archiver.core.plan import ModeMemo
 from pplx_archiver.core.writes import ModeMemos
+from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run import accounts
 from pplx_archiver.shell.run.runner import listing_gap_reason
 from pplx_archiver.shell.run.writer_process import OffloadedStore
 
@@ -75,3 +78,17 @@ def test_a_run_that_looks_at_more_than_the_filtered_previous_one_lists_everythin
         assert listing_gap_reason(archive, {"since": "2026-06-01T00:00:00Z"}) is not None
         _previous_run(archive, modes=[], since=None)
         assert listing_gap_reason(archive, {"modes": ["study"], "since": "2026-07-01"}) is None
+
+
+def test_an_account_after_its_own_filtered_run_lists_everything(tmp_path: Path) -> None:
+    """index/accounts.json keeps each account's last `--mode`/`--since`: a run of that
+    account looking at more lists everything; the same filter may stop early."""
+    settings = Settings(out_dir=tmp_path)
+    (tmp_path / "index").mkdir()
+    accounts._record(tmp_path, "work", 1, True, {"modes": ["study"], "since": None})
+    study = SimpleNamespace(modes=frozenset({"study"}), since=None)
+    everything = SimpleNamespace(modes=frozenset(), since=None)
+    assert accounts._settings_for(settings, "work", "sync", study).early_stop == 50
+    assert accounts._settings_for(settings, "work", "sync", everything).early_stop == 0
+    accounts._record(tmp_path, "work", 2, True, {"modes": [], "since": None})
+    assert accounts._settings_for(settings, "work", "sync", everything).early_stop == 50

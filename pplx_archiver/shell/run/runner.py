@@ -130,7 +130,7 @@ async def run_command(
     """
     out = stdout or sys.stdout
     archive, lister_ids = _open_archive(settings, opts)
-    early_stop_guard = listing_gap_reason(archive, _coverage(opts))
+    early_stop_guard = listing_gap_reason(archive, run_coverage(opts))
     # sync --full / --force also compares the recorded hashes of every stored file.
     archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
     run_id = archive.begin_run(command)
@@ -287,7 +287,7 @@ def _finish(
         "exit_code": exit_code,
         "dry_run": bool(getattr(opts, "dry_run", False)),
         "listing_complete": complete,
-        **_coverage(opts),
+        **run_coverage(opts),
     }
     log.info("RUN_SUMMARY", **event)
     archive.finish_run(run_id, event)
@@ -310,7 +310,7 @@ def _listing_complete(summary: RunSummary, opts: Any, exit_code: int) -> bool:
     )
 
 
-def _coverage(opts: Any) -> dict[str, Any]:
+def run_coverage(opts: Any) -> dict[str, Any]:
     """Which threads a run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
     return {
         "modes": sorted(getattr(opts, "modes", ()) or ()),
@@ -318,7 +318,7 @@ def _coverage(opts: Any) -> dict[str, Any]:
     }
 
 
-def _narrower(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> str | None:
+def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> str | None:
     """Why the previous run's listing covered less than this run's (None: as much or more)."""
     modes, wanted = set(previous.get("modes") or ()), set(coverage.get("modes") or ())
     if modes and not (wanted and wanted <= modes):
@@ -354,7 +354,7 @@ def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None)
             continue
         if not summary.get("listing_complete"):
             return "the previous run did not archive its whole listing"
-        return _narrower(summary, coverage or {})
+        return coverage_gap(summary, coverage or {})
     return None
 
 
