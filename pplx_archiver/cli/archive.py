@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,9 @@ from pplx_archiver.cli._options import (
     TOKEN,
     bounded,
 )
-from pplx_archiver.cli._run import CommonOptions, run_cli
+from pplx_archiver.cli._run import CommonOptions, fail, run_cli
 from pplx_archiver.core.model import MODES
+from pplx_archiver.errors import ConfigError
 
 OUT = typer.Option(
     None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
@@ -30,7 +33,14 @@ MODE = typer.Option(
     "--mode",
     "-m",
     metavar="MODE",
-    help=f"Only write threads of these modes (repeatable): {', '.join(MODES)}.",
+    help=f"Only threads of these modes (repeatable): {', '.join(MODES)}; e.g. --mode study. "
+    "Threads whose mode the listing or an earlier run tells are not fetched.",
+)
+SINCE = typer.Option(
+    None,
+    "--since",
+    metavar="DATE",
+    help="Only threads updated on or after DATE (UTC), e.g. --since 2026-07-20.",
 )
 LIMIT = bounded("limit", None, "--limit", metavar="N", help="Fetch at most N threads this run.")
 CONCURRENCY = bounded(
@@ -155,13 +165,42 @@ def _common(**kw: Any) -> CommonOptions:
     bad = [m for m in modes if m not in MODES]
     if bad:
         raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+    try:
+        kw["since"] = check_since(kw.get("since"))
+    except ConfigError as exc:
+        raise typer.Exit(fail(exc)) from None
     return CommonOptions(modes=frozenset(modes), **kw)
+
+
+_SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?:Z|\+00:?00)?")
+SINCE_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def check_since(value: str | None, now: datetime | None = None) -> str | None:
+    """``--since`` as canonical UTC text (``2026-07-20T00:00:00Z``); a usage error when it is
+    not a date (or date and time) from 2000 to tomorrow."""
+    if value is None:
+        return None
+    text = value.strip()
+    wanted = "expected a date like 2026-07-20 or 2026-07-20T08:30 (UTC)"
+    if not _SINCE.fullmatch(text):
+        raise ConfigError(f"--since {value!r}: {wanted}")
+    try:
+        when = datetime.fromisoformat(text.replace(" ", "T").removesuffix("Z"))
+    except ValueError:
+        raise ConfigError(f"--since {value!r}: not a real date; {wanted}") from None
+    when = when.replace(tzinfo=UTC)
+    latest = (now or datetime.now(UTC)) + timedelta(days=1)
+    if not SINCE_EARLIEST <= when <= latest:
+        raise ConfigError(f"--since {value!r}: must lie between 2000-01-01 and tomorrow")
+    return when.isoformat().replace("+00:00", "Z")
 
 
 @app.command()
 def batch(
     out: Path | None = OUT,
     mode: list[str] | None = MODE,
+    since: str | None = SINCE,
     limit: int | None = LIMIT,
     concurrency: int | None = CONCURRENCY,
     rate: float | None = RATE,
@@ -199,7 +238,7 @@ def batch(
     \b
     Examples:
       pplx-export batch -o ~/pplx-archive
-      pplx-export batch -o ~/pplx-archive --mode deep-research --limit 20 --dry-run
+      pplx-export batch -o ~/pplx-archive --mode study --since 2026-07-01 --dry-run
       pplx-export batch -o ~/pplx-archive --account work
     """
     run_cli("batch", _common(**locals()))
@@ -209,6 +248,7 @@ def batch(
 def sync(
     out: Path | None = OUT,
     mode: list[str] | None = MODE,
+    since: str | None = SINCE,
     limit: int | None = LIMIT,
     concurrency: int | None = CONCURRENCY,
     rate: float | None = RATE,
@@ -256,7 +296,7 @@ def sync(
     Examples:
       pplx-export sync -o ~/pplx-archive
       pplx-export sync -o ~/pplx-archive --check-deleted --log-format json
-      pplx-export sync -o ~/pplx-archive --site --json
+      pplx-export sync -o ~/pplx-archive --mode study --site --json
     """
     options = {k: v for k, v in locals().items() if k != "site"}
     if not site or dry_run:

@@ -177,3 +177,39 @@ def blocks_needed(thread: Thread, listing: ListingRow | None) -> bool:
         return True  # "default": no mapped signal at all (turbo, pplx_alpha alone are unmapped)
     everything = thread.entries + thread.background
     return not any(e.display_model for e in everything)
+
+
+ALL_MODES = frozenset(SPECIFICITY)
+COMPUTER_LISTING_MODES = frozenset({"ASI", "COMPUTER"})
+
+
+def _at_least(mode: str) -> frozenset[str]:
+    """``mode`` and every mode more specific: what a thread with a turn of ``mode`` may be
+    filed under (a thread that switched mode is filed under its most specific one)."""
+    return frozenset(SPECIFICITY[: SPECIFICITY.index(mode) + 1])
+
+
+def listing_modes(row: ListingRow) -> frozenset[str] | None:
+    """The archive modes a listed thread may have, from its listing row alone; None: any.
+
+    The listing's ``mode`` is the thread's type: ``ASI``/``COMPUTER`` is a computer task,
+    any other value (``copilot``, ``concise``, or a search-mode name such as ``STUDY``) is
+    not. A search-mode name (GraphQL) or a mapped display model (``pplx_study``,
+    ``pplx_agentic_research``, ``pplx_asi_opus`` …, any case) names one turn's mode: the
+    thread is that mode or a more specific one (docs/dev/api.md §9). Signals that contradict
+    each other decide nothing.
+    """
+    possible = ALL_MODES
+    listed = (row.mode or "").strip().upper()
+    if listed in COMPUTER_LISTING_MODES:
+        possible = frozenset({"computer"})
+    elif listed:
+        possible = possible - {"computer"}
+        if listed in SEARCH_MODE_MODE:
+            possible &= _at_least(SEARCH_MODE_MODE[listed])
+    by_model = DISPLAY_MODEL_MODE.get((row.display_model or "").strip().lower())
+    if by_model is not None:
+        possible &= _at_least(by_model)
+    if not possible or possible == ALL_MODES:
+        return None
+    return possible

@@ -11,7 +11,8 @@ bytes are the exact file contents.
 - :class:`AssetPlacement`: ``assets-backfill``'s asset files and manifest of one thread;
 - :class:`RootFiles`: files under the archive root (space pages, the relations graph);
 - :class:`Tombstone`: a thread the server reports deleted (``remote_deleted`` + terminal state);
-- :class:`VariantRecords`: answer-variant records for the registry.
+- :class:`VariantRecords`: answer-variant records for the registry;
+- :class:`ModeMemos`: threads a run with ``--mode`` found of another mode (the index).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pplx_archiver.core.model import ListingRow, RenderResult
+from pplx_archiver.core.plan import ModeMemo
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -106,4 +108,21 @@ class VariantRecords:
     run_id: int | None = None
 
 
-Plan = ThreadCommit | DerivedUpdate | AssetPlacement | RootFiles | Tombstone | VariantRecords
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModeMemos:
+    """Threads fetched by a run with ``--mode`` and found of another mode, by their key
+    (the listing's): remembered so the next such run leaves them out without a request."""
+
+    memos: tuple[tuple[str, ModeMemo], ...]
+    run_id: int | None = None
+
+
+Plan = (
+    ThreadCommit
+    | DerivedUpdate
+    | AssetPlacement
+    | RootFiles
+    | Tombstone
+    | VariantRecords
+    | ModeMemos
+)

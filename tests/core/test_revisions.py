@@ -44,7 +44,7 @@ def test_word_diff_gives_back_both_texts(old: str, new: str) -> None:
 def test_word_diff_names_the_changed_words() -> None:
     ops = word_diff("the cat sat on the mat", "the dog sat on the mat")
     assert ("-", "cat") in ops and ("+", "dog") in ops
-    assert [t for op, t in ops if op == "="][0] == "the "
+    assert next(t for op, t in ops if op == "=") == "the "
 
 
 def _d(uuid: str, answer: str, sources: tuple[str, ...] = (), served: str = "m") -> EntryDigest:

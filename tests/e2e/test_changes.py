@@ -80,7 +80,8 @@ def test_rewrite_keeps_both_versions_and_is_reported_once(
     assert text.exit_code == 0 and "[-" in text.output and "{+" in text.output
 
     # version 1 is rebuilt byte for byte from its chunks
-    from pplx_archiver.shell.archive.history import raw_of, versions as read_versions
+    from pplx_archiver.shell.archive.history import raw_of
+    from pplx_archiver.shell.archive.history import versions as read_versions
 
     lines = read_versions(folder)
     assert raw_of(folder, lines[0])["raw_entries.json"] == old_raw

@@ -4,11 +4,10 @@ One row per thread (status, update time, folder, attempts, last error), one row 
 row per registered answer variant; WAL journal, one transaction per finished thread. The API
 is synchronous and thread-safe (one connection guarded by a lock). Statuses: ``done`` (all
 files in place), ``failed`` (retried next run), ``pending`` (being written or rewritten; a
-crash leaves it here, so the next run fetches it again), ``deleted``/``expired`` (the server
-answered ENTRY_DELETED / ENTRY_EXPIRED; not retried) and ``not_found`` (404 in two runs, or an
-id given to ``export`` the service does not know; not retried until ``forget``). The schema
-and its migrations are in :mod:`~pplx_archiver.shell.archive.index_schema`. A read-only index
-is opened with SQLite's ``mode=ro`` and never starts a write transaction.
+crash leaves it here: fetched again), ``deleted``/``expired`` (ENTRY_DELETED/ENTRY_EXPIRED;
+not retried) and ``not_found`` (404 in two runs, or an id ``export`` was given that the service
+does not know; not retried until ``forget``). Schema and migrations: ``index_schema``. A
+read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import orjson
 from pplx_archiver.core.layout import normalize_timestamp_key
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive import index_schema as sch
+from pplx_archiver.shell.archive.index_modes import ModeMemoTable
 from pplx_archiver.shell.archive.index_schema import (
     REINDEX_HINT,
     SCHEMA_VERSION,
@@ -42,8 +42,8 @@ __all__ += ["Done", "HookFailed", "Index", "RunRow", "ThreadRow"]
 Done = tuple[str, str, Mapping[str, Any], Callable[[sqlite3.Connection], None] | None]
 
 
-class Index:
-    """The SQLite state index of one archive."""
+class Index(ModeMemoTable):
+    """The SQLite state index of one archive (``mode_memos``: see its mixin)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path

@@ -87,6 +87,12 @@ CREATE TABLE IF NOT EXISTS alerts (
     UNIQUE (kind, thread_uuid, fact)
 );
 CREATE INDEX IF NOT EXISTS alerts_found ON alerts (found_at);
+CREATE TABLE IF NOT EXISTS mode_memos (
+    uuid        TEXT PRIMARY KEY,
+    updated_key TEXT NOT NULL,
+    mode        TEXT NOT NULL,
+    run_id      INTEGER
+);
 """
 
 JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")

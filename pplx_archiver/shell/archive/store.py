@@ -23,7 +23,13 @@ from typing import Any
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow, RenderResult
-from pplx_archiver.core.writes import StagedFile, ThreadCommit, Tombstone, VariantRecords
+from pplx_archiver.core.writes import (
+    ModeMemos,
+    StagedFile,
+    ThreadCommit,
+    Tombstone,
+    VariantRecords,
+)
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.alerts import AlertBook
 from pplx_archiver.shell.archive.disk import Disk
@@ -264,6 +270,14 @@ class Archive:
         if row is not None and row.remote_deleted:
             return {"remote_deleted": row.remote_deleted}
         return {}
+
+    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+        """What a run with ``--mode`` last found of a thread of another mode, if anything."""
+        return self.index.mode_memo(key)
+
+    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+        """Record threads a run with ``--mode`` found of another mode (through the writer)."""
+        return self.writer.apply(ModeMemos(tuple(memos), run_id))
 
     # -- commit ----------------------------------------------------------------------------
 

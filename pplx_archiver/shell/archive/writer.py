@@ -2,7 +2,7 @@
 
 ``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.writes` — a fetched
 thread, a re-render, an asset backfill, root files (space pages, the relations graph), a
-tombstone, variant records — and is the only code that writes into the archive (an
+tombstone, variant records, other-mode memos — and is the only code that writes into the archive (an
 architecture test enforces it). A ``--dry-run`` computes the plan and never calls ``apply``.
 
 A thread commit (:class:`ThreadCommit`): raw files first, then extra files (assets), then
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, overload
 from pplx_archiver.core.writes import (
     AssetPlacement,
     DerivedUpdate,
+    ModeMemos,
     Plan,
     RootFiles,
     StagedFile,
@@ -92,6 +93,8 @@ class ArchiveWriter:
     def apply(self, plan: Tombstone) -> bool: ...
     @overload
     def apply(self, plan: VariantRecords) -> list[tuple[dict[str, Any], str]]: ...
+    @overload
+    def apply(self, plan: ModeMemos) -> int: ...
 
     def apply(self, plan: Plan) -> Any:
         """Apply one plan; return what it did (see each plan's ``_apply_…`` method)."""
@@ -105,6 +108,9 @@ class ArchiveWriter:
             return self._root_files(plan)
         if isinstance(plan, Tombstone):
             return self._tombstone(plan)
+        if isinstance(plan, ModeMemos):  # index rows only: ``mode_memos``
+            self.archive.index.put_mode_memos(plan.memos, plan.run_id)
+            return len(plan.memos)
         return self.archive.registry.register(plan.records, plan.source, run_id=plan.run_id)
 
     # -- thread commits ----------------------------------------------------------------------

@@ -48,7 +48,12 @@ from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.net.credentials import NamedCredential
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.runner import LISTING_COMMANDS, run_command
+from pplx_archiver.shell.run.runner import (
+    LISTING_COMMANDS,
+    coverage_gap,
+    run_command,
+    run_coverage,
+)
 from pplx_archiver.shell.run.scheduler import RunSummary
 
 ACCOUNTS_FILE = "accounts.json"
@@ -110,38 +115,47 @@ def read_records(out_dir: Path) -> dict[str, Any]:
     return dict(accounts) if isinstance(accounts, dict) else {}
 
 
-def _record(out_dir: Path, name: str, run_id: int | None, complete: bool) -> None:
+def _record(
+    out_dir: Path, name: str, run_id: int | None, complete: bool, coverage: Any = None
+) -> None:
     records = read_records(out_dir)
-    records[name] = {"listing_complete": complete, "run_id": run_id}
+    records[name] = {"listing_complete": complete, "run_id": run_id, **(coverage or {})}
     doc = {"format": 1, "accounts": records}
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
     write_atomic(_records_path(out_dir), data)
 
 
-def _last_run(out_dir: Path) -> tuple[int | None, bool]:
-    """The newest run's id and whether its listing completed."""
+def _last_run(out_dir: Path) -> tuple[int | None, bool, dict[str, Any]]:
+    """The newest run's id, whether its listing completed, and what it looked at
+    (``modes``, ``since``: :func:`~pplx_archiver.shell.run.runner.run_coverage`)."""
     path = out_dir / "index" / "archive.sqlite"
     if not path.is_file():
-        return None, False
+        return None, False, {}
     index = Index(path)
     try:
         runs = index.runs(1)
     finally:
         index.close()
     if not runs:
-        return None, False
+        return None, False, {}
     summary = runs[0].summary or {}
-    return runs[0].id, bool(summary.get("listing_complete"))
+    coverage = {"modes": summary.get("modes") or [], "since": summary.get("since")}
+    return runs[0].id, bool(summary.get("listing_complete")), coverage
 
 
-def _settings_for(settings: Settings, name: str, command: str) -> Settings:
-    """The account's settings: no early stop unless its previous listing completed."""
+def _settings_for(settings: Settings, name: str, command: str, opts: Any = None) -> Settings:
+    """The account's settings: no early stop unless its previous listing completed and
+    looked at every thread this run looks at (``--mode``, ``--since``)."""
     if command not in LISTING_COMMANDS or settings.early_stop <= 0:
         return settings
     record = read_records(settings.out_dir).get(name)
+    reason = "no complete listing of this account"
     if isinstance(record, dict) and record.get("listing_complete"):
-        return settings
-    log.info("EARLY_STOP_DISABLED", account=name, reason="no complete listing of this account")
+        gap = coverage_gap(record, run_coverage(opts))
+        if gap is None:
+            return settings
+        reason = gap
+    log.info("EARLY_STOP_DISABLED", account=name, reason=reason)
     return dataclasses.replace(settings, early_stop=0)
 
 
@@ -154,7 +168,7 @@ async def _one(
     log.info(ACCOUNT_STARTED, account=named.name, session_source=named.credential.source)
     try:
         summary = await run_command(
-            _settings_for(settings, named.name, command),
+            _settings_for(settings, named.name, command, opts),
             command,
             opts,
             credential=named.credential,
@@ -167,12 +181,12 @@ async def _one(
         message = redact_text(str(exc)) or type(exc).__name__
         log.error(ACCOUNT_FAILED, account=named.name, exit_code=code,
                   error_kind=type(exc).__name__, error=message)  # fmt: skip
-        run_id, _complete = _last_run(settings.out_dir)
+        run_id, _complete, _coverage = _last_run(settings.out_dir)
         _record(settings.out_dir, named.name, run_id, False)
         return AccountResult(named.name, code, None, message)
     if not getattr(opts, "dry_run", False):
-        run_id, complete = _last_run(settings.out_dir)
-        _record(settings.out_dir, named.name, run_id, complete)
+        run_id, complete, coverage = _last_run(settings.out_dir)
+        _record(settings.out_dir, named.name, run_id, complete, coverage)
     code = EXIT_FAILURES if summary.failed or summary.incomplete else EXIT_OK
     return AccountResult(named.name, code, summary)
 

@@ -42,12 +42,21 @@ SUMMARY_COUNTS = (
     "failed",
     "terminal",
     "skipped_mode",
+    "skipped_since",
     "variant_hits",
     "interruptions",
     "thread_requests",
     "total",
 )
-RUN_RESULTS = ("listed", "archived", "unchanged", "failed", "terminal", "skipped_mode")
+RUN_RESULTS = (
+    "listed",
+    "archived",
+    "unchanged",
+    "failed",
+    "terminal",
+    "skipped_mode",
+    "skipped_since",
+)
 
 
 # -- the JSON summary ---------------------------------------------------------------------

@@ -92,6 +92,7 @@ def summary_text(summary: RunSummary, *, out_dir: str, log_file: Path | None = N
         f"failed {summary.failed} · total {summary.total}"
         + (f" · deleted/expired {summary.terminal}" if summary.terminal else "")
         + (f" · other modes {summary.skipped_mode}" if summary.skipped_mode else "")
+        + (f" · before --since {summary.skipped_since}" if summary.skipped_since else "")
         + f"  ({summary.elapsed_s:.1f} s)"
     ]
     for failure in summary.failures[:20]:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.errors import AuthError, ChallengeAbort
 
 # The writer makes written threads durable with one file-system sync per batch (group commit)
 # at most this often / this many threads apart; a crash before it leaves them ``pending``.
@@ -38,6 +39,10 @@ class RunOptions:
     concurrency: int = 4
     page_limit: int = 100
     lang: str = "en"
+    # --since as µs (UTC): threads to fetch listed as updated before it are left out; the
+    # listing stops after a run of them unless it is not one newest-first list (spaces).
+    since_us: int | None = None
+    since_stops_listing: bool = True
 
 
 @dataclasses.dataclass(slots=True)
@@ -51,6 +56,7 @@ class RunSummary:
     failed: int = 0
     terminal: int = 0
     skipped_mode: int = 0
+    skipped_since: int = 0
     variant_hits: int = 0
     interruptions: int = 0
     thread_requests: int = 0
@@ -76,7 +82,8 @@ class RunSummary:
 
     @property
     def total(self) -> int:
-        return self.archived + self.unchanged + self.failed + self.terminal + self.skipped_mode
+        skipped = self.skipped_mode + self.skipped_since
+        return self.archived + self.unchanged + self.failed + self.terminal + skipped
 
     def as_event(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -144,3 +151,21 @@ def commit_online(store: Any, plan: ThreadCommit) -> Mapping[str, Any]:
     if plan.result.variants:
         store.register_variants(plan.result.variants, "online", plan.run_id)
     return fields
+
+
+def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The exception a task group should surface: our own errors before anything else."""
+    flat: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        else:
+            flat.append(exc)
+
+    walk(group)
+    for exc in flat:
+        if isinstance(exc, AuthError | ChallengeAbort):
+            return exc
+    return flat[0] if flat else group

@@ -10,7 +10,7 @@ import dataclasses
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,6 +20,7 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.timeparse import parse_ts
 from pplx_archiver.errors import (
     ConfigError,
     IndexCorruptError,
@@ -63,6 +64,9 @@ def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOp
         concurrency=settings.concurrency,
         page_limit=settings.page_limit,
         lang=settings.lang,
+        since_us=parse_ts(getattr(opts, "since", None)),
+        # Others' space threads come first, out of date order: --since cannot stop it.
+        since_stops_listing=not getattr(opts, "include_spaces", False),
     )
 
 
@@ -126,7 +130,7 @@ async def run_command(
     """
     out = stdout or sys.stdout
     archive, lister_ids = _open_archive(settings, opts)
-    early_stop_guard = listing_gap_reason(archive)
+    early_stop_guard = listing_gap_reason(archive, run_coverage(opts))
     # sync --full / --force also compares the recorded hashes of every stored file.
     archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
     run_id = archive.begin_run(command)
@@ -283,6 +287,7 @@ def _finish(
         "exit_code": exit_code,
         "dry_run": bool(getattr(opts, "dry_run", False)),
         "listing_complete": complete,
+        **run_coverage(opts),
     }
     log.info("RUN_SUMMARY", **event)
     archive.finish_run(run_id, event)
@@ -305,13 +310,34 @@ def _listing_complete(summary: RunSummary, opts: Any, exit_code: int) -> bool:
     )
 
 
-def listing_gap_reason(archive: Archive) -> str | None:
+def run_coverage(opts: Any) -> dict[str, Any]:
+    """Which threads a run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
+    return {
+        "modes": sorted(getattr(opts, "modes", ()) or ()),
+        "since": getattr(opts, "since", None),
+    }
+
+
+def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> str | None:
+    """Why the previous run's listing covered less than this run's (None: as much or more)."""
+    modes, wanted = set(previous.get("modes") or ()), set(coverage.get("modes") or ())
+    if modes and not (wanted and wanted <= modes):
+        return "the previous run archived only threads of mode " + ", ".join(sorted(modes))
+    since, from_ = parse_ts(previous.get("since")), parse_ts(coverage.get("since"))
+    if since is not None and (from_ is None or from_ < since):
+        return f"the previous run archived only threads updated since {previous['since']}"
+    return None
+
+
+def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None) -> str | None:
     """Why this run's listing must not stop early (None when the early stop is safe).
 
     The early stop assumes every thread older than a run of unchanged ones was archived by
     an earlier run. That holds only when the previous listing run finished its whole plan and
     no thread is left failed or pending; after a crash, an interruption, ``--limit`` or a
     failure, older threads may be missing or due for a retry, so the run lists everything.
+    So does a run that looks at more than the previous one did (``coverage``: its ``modes``
+    and ``since``; a run with ``--mode study`` left the other modes unarchived).
     """
     counts = archive.index.counts()
     if counts.get("pending") or counts.get("failed"):
@@ -328,7 +354,7 @@ def listing_gap_reason(archive: Archive) -> str | None:
             continue
         if not summary.get("listing_complete"):
             return "the previous run did not archive its whole listing"
-        return None
+        return coverage_gap(summary, coverage or {})
     return None
 
 

@@ -37,6 +37,7 @@ from pplx_archiver.errors import (
     TerminalThreadError,
 )
 from pplx_archiver.shell.archive.commit import missing
+from pplx_archiver.shell.run.filters import RunFilters
 from pplx_archiver.shell.run.pipeline import FetchedThread, JsonApi, fetch_thread
 from pplx_archiver.shell.run.run_types import (
     GROUP_COMMIT_SECONDS,
@@ -49,6 +50,7 @@ from pplx_archiver.shell.run.run_types import (
     RunSummary,
     Store,
     commit_online,
+    first_error,
 )
 
 __all__ = ["Run", "RunOptions", "RunSummary", "Store"]
@@ -107,6 +109,7 @@ class Run:
         self._offload = offload
         self._fatal: BaseException | None = None
         self._decisions: Counter[str] = Counter()  # decision -> threads listed with it
+        self._filters = RunFilters(options, self.summary)  # --mode, --since
         self.listed_ids: set[str] = set()
         # True once the listing was read to its end or to a legitimate early stop: only
         # then may the next run's early stop trust this run (issue 13).
@@ -134,19 +137,26 @@ class Run:
                 self.summary.listed += 1
                 if self.options.keep_listed_ids:
                     self.listed_ids.update((row.thread_id, row.key))
-                stored = self.store.stored_state(self._stored_key(row))
-                decision = planning.decide(row, stored, force=self.options.force)
-                self._decisions[decision] += 1
+                key = self._stored_key(row)
+                decision = planning.decide(
+                    row, self.store.stored_state(key), force=self.options.force
+                )
+                counted = self._filters.left_out(self.store, row, key, decision)
+                self._decisions[counted] += 1
                 if decision == planning.UNCHANGED:
                     self.summary.unchanged += 1
                 elif decision == planning.TERMINAL:
                     self.summary.terminal += 1
+                elif counted != decision:
+                    pass  # left out by --mode or --since, without a request
                 elif self.options.limit is None or self.summary.to_fetch < self.options.limit:
                     self.summary.to_fetch += 1
                     if not self.options.dry_run:
                         await send.send(row)
-                if stop.observe(decision):
-                    log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run)
+                unchanged_run, older_run = stop.observe(decision), self._filters.older_run(row)
+                if unchanged_run or older_run:
+                    why = "unchanged" if unchanged_run else "since"
+                    log.info("LISTING_EARLY_STOP", after=self.summary.listed, run=stop.run, why=why)
                     self.listing_finished = True
                     break
                 if self.options.limit is not None and self.summary.to_fetch >= self.options.limit:
@@ -233,7 +243,9 @@ class Run:
         (measured: ~11 ms of the writer task's time a thread, while the fetch workers
         waited for it)."""
         can_post = getattr(self.store, "can_post", None)
-        return outcome.error is None and can_post is not None and bool(can_post())
+        if outcome.fetched is None or self._filters.outside(outcome.fetched.result.mode):
+            return False  # a failure, or a thread of another mode to remember: a short call
+        return can_post is not None and bool(can_post())
 
     def _apply(self, outcome: _Outcome) -> None:
         self.summary.done += 1
@@ -297,8 +309,10 @@ class Run:
     def _apply_fetched(self, fetched: FetchedThread) -> None:
         result = fetched.result
         self.summary.thread_requests += fetched.requests
-        if self.options.modes and result.mode not in self.options.modes:
+        if self._filters.outside(result.mode):
             self.summary.skipped_mode += 1
+            row = fetched.row
+            self._filters.remember(self.store, row, self._stored_key(row), result.mode, self.run_id)
             self.progress("skipped", self.summary)
             return
         plan = fetched.commit_plan(self.options.account, self.run_id)
@@ -368,7 +382,7 @@ class Run:
                                 work.start_soon(self._work, rows_recv.clone(), out_send.clone())
                     fetch.cancel_scope.cancel()  # the work is done: stop the signal watcher
         except BaseExceptionGroup as group:
-            raise _first_error(group) from None
+            raise first_error(group) from None
         self.summary.elapsed_s = round(time.monotonic() - started, 3)
         if self.summary.interrupted:
             raise InterruptedRun("interrupted; the archive is consistent, rerun to continue")
@@ -380,21 +394,3 @@ def _finding_fields(event: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     if event == "ANSWER_VARIANT_DETECTED":
         return {"source": "online", **fields}
     return dict(fields)
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The exception a task group should surface: our own errors before anything else."""
-    flat: list[BaseException] = []
-
-    def walk(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for inner in exc.exceptions:
-                walk(inner)
-        else:
-            flat.append(exc)
-
-    walk(group)
-    for exc in flat:
-        if isinstance(exc, AuthError | ChallengeAbort):
-            return exc
-    return flat[0] if flat else group

@@ -32,7 +32,15 @@ from pplx_archiver.shell.run.run_types import (
 )
 
 ALLOWED = frozenset(
-    {"commit", "fail", "terminal", "register_variants", "confirm_not_found", "flush_done"}
+    {
+        "commit",
+        "fail",
+        "terminal",
+        "register_variants",
+        "confirm_not_found",
+        "remember_modes",
+        "flush_done",
+    }
 )
 COMMITS = frozenset({"commit", COMMIT_ONLINE})
 

@@ -45,7 +45,7 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -312,6 +312,10 @@ class OffloadedStore:
         record: dict[str, Any] = self.local.kept_record(thread_uuid)
         return record
 
+    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+        memo: planning.ModeMemo | None = self.local.mode_memo(key)
+        return memo
+
     # changes: the child
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
         fields: Mapping[str, Any] = self.process.call("commit", plan)
@@ -340,6 +344,9 @@ class OffloadedStore:
 
     def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
         return bool(self.process.call("confirm_not_found", uuid, error, run_id, immediate))
+
+    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+        return int(self.process.call("remember_modes", list(memos), run_id))
 
     def flush_done(self) -> int:
         """A group commit now, once every call sent before it is answered."""
