@@ -393,3 +393,114 @@ def test_posting_returns_while_the_child_is_busy_and_the_pipe_full(
         store.close()
         assert len(done) == count
         assert all(local.get(u).status == "done" for u in uuids)  # type: ignore[union-attr]
+
+
+ORPHAN = """
+import os, sys
+from pathlib import Path
+from pplx_archiver.shell.archive.lock import writer_lock
+from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.run.writer_process import OffloadedStore
+from tests.shell.test_writer_process import many_plans
+out, n = Path(sys.argv[1]), int(sys.argv[2])
+with writer_lock(out, "batch"):
+    local = Archive(out, group_commit=True)
+    store = OffloadedStore(local, local.out)
+    print(store.process._proc.pid, flush=True)
+    for plan in many_plans(n):
+        store.commit_then(plan, lambda info: None)
+    while not store.process._outbox.empty():  # every frame in the child's pipe
+        pass
+    os._exit(9)  # killed with commits queued for the child
+"""
+
+
+def many_plans(n: int) -> list[ThreadCommit]:
+    """``n`` small thread commits (the orphan test's run)."""
+    plans = []
+    for i in range(n):
+        uuid = f"0a1b2c3d-0000-4000-8000-{i:012d}"
+        row = ListingRow(thread_id=uuid, title=f"Thread {i}", updated_at="2026-07-20")
+        res = result(uuid, title=f"Thread {i}", turns=2)
+        plans.append(ThreadCommit("acct", res, raw(b'{"entries":[]}'), None, row, row.updated_at))
+    return plans
+
+
+def _ended(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+def test_a_writer_process_whose_run_was_killed_writes_nothing_more(tmp_path: Path) -> None:
+    """The run dies with 64 commits queued for its child: the child applies none of them
+    (it stops before its next write), holds the lock until it has gone, and a new run then
+    leaves the archive a clean run leaves."""
+    import subprocess
+    import sys
+
+    n = 200
+    out = tmp_path / "killed"
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    proc = subprocess.run(
+        [sys.executable, "-c", ORPHAN, str(out), str(n)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        cwd=root,
+    )
+    assert proc.returncode == 9, proc.stderr.decode()
+    child = int(proc.stdout.split()[0])
+    assert _ended(child, 15)
+    # the child saw its run gone before writing again: no write into a dead pipe
+    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
+    with Archive(out) as archive:
+        rows = list(archive.iter_threads())
+        assert len(rows) < n - 32  # the queued commits were not applied
+        for plan in many_plans(n):  # the next run: every thread again
+            archive.commit(plan)
+    with Archive(tmp_path / "clean") as clean:
+        for plan in many_plans(n):
+            clean.commit(plan)
+    assert _files(out) == _files(tmp_path / "clean")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc (Linux)")
+def test_the_writer_process_holds_the_run_s_lock(tmp_path: Path) -> None:
+    """The child inherits the archive's writer lock: it is held while the child lives."""
+    from pplx_archiver.shell.archive.lock import lock_path, writer_lock
+
+    with writer_lock(tmp_path, "batch"), Archive(tmp_path, group_commit=True) as local:
+        store = OffloadedStore(local, local.out)
+        pid = store.process._proc.pid
+        fds = Path(f"/proc/{pid}/fd")
+        links = {os.readlink(fds / name) for name in os.listdir(fds)}
+        assert str(lock_path(tmp_path).resolve()) in links
+        store.close()
+
+
+def test_the_child_applies_nothing_once_its_run_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls still in the pipe when the run died are not applied (the parent changed)."""
+    import io
+
+    plans = many_plans(3)
+    stdin = io.BytesIO(b"".join(frames.frame(("commit", (p,), {})) for p in plans))
+    parents = iter([100, 100, 1, 1, 1])  # at start, first call; then the run is gone
+    monkeypatch.setattr(writer_child.os, "getppid", lambda: next(parents))
+    writer_child.child_main(tmp_path, stdin, io.BytesIO())
+    with Archive(tmp_path) as archive:
+        assert [r.uuid for r in archive.iter_threads()] == [plans[0].thread_uuid]

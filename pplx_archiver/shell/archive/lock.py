@@ -50,6 +50,16 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+# The descriptor of each lock this process holds, by archive: a writer process inherits it,
+# so the lock stays held until that child has gone too (it never outlives its lock).
+_HELD: dict[Path, int] = {}
+
+
+def held_lock_fd(out: Path) -> int | None:
+    """The descriptor of the writer lock this process holds on ``out`` (None when none)."""
+    return _HELD.get(Path(out).resolve())
+
+
 @contextmanager
 def writer_lock(out: Path, command: str) -> Iterator[Path]:
     """Hold the archive's writer lock for the block, or raise ArchiveBusyError at once."""
@@ -75,9 +85,12 @@ def writer_lock(out: Path, command: str) -> Iterator[Path]:
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, orjson.dumps({"pid": os.getpid(), "command": command}) + b"\n", 0)
+        key = Path(out).resolve()
+        _HELD[key] = fd
         try:
             yield path
         finally:
+            _HELD.pop(key, None)
             try:
                 os.ftruncate(fd, 0)
             except OSError:

@@ -9,11 +9,14 @@ window of calls ahead), so the child makes its own group commits: after a commit
 last one, it syncs the file system and marks them done, as the run's scheduler does for a
 writer thread. ``flush_done`` forces one. It ignores SIGINT and SIGTERM (an interrupted run
 lets it finish what it was sent; ``close`` marks done what it wrote); when its stdin ends
-without ``close`` (the run was killed) it leaves those threads pending and exits.
+without ``close``, or its parent is gone (the run was killed), it applies none of the calls
+still queued, leaves those threads pending and exits. It holds the archive's writer lock
+with the run (an inherited descriptor), so no other run can start writing before it has gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -85,14 +88,18 @@ def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
     )
     archive = Archive(out_dir, group_commit=True)
     group = _GroupCommit(archive)
+    parent = os.getppid()
     write_frame(stdout, ("ready", os.getpid()))
     try:
         while True:
             try:
                 name, args, kwargs = read_frame(stdin)
             except EOFError:
-                # The run has gone (killed): as with a writer thread dying with it, the
-                # threads not yet synced stay pending, to be fetched again by the next run.
+                name = ""
+            if not name or os.getppid() != parent:
+                # The run has gone (killed): nothing more is written, even of the calls
+                # still in the pipe. As with a writer thread dying with it, the threads
+                # not yet synced stay pending, to be fetched again by the next run.
                 archive.writer.drop_unsynced()
                 return
             if name == "close":
@@ -109,7 +116,11 @@ def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
                 group.after(name)
             except Exception as exc:  # every error goes back to the run
                 answer = ("error", portable(exc))
-            write_frame(stdout, (*answer, archive.unsynced, list(events)))
+            try:
+                write_frame(stdout, (*answer, archive.unsynced, list(events)))
+            except BrokenPipeError:  # the run died after the check above: stop here too
+                archive.writer.drop_unsynced()
+                return
             events.clear()
     finally:
         archive.close()
@@ -122,7 +133,8 @@ def main() -> None:  # pragma: no cover (runs as the child; tests/shell/test_wri
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     child_main(Path(sys.argv[1]), sys.stdin.buffer, frames)
-    frames.close()
+    with contextlib.suppress(OSError):  # the run may have gone: nothing left to tell it
+        frames.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

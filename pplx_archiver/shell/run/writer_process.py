@@ -54,6 +54,7 @@ import structlog
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.lock import held_lock_fd
 from pplx_archiver.shell.run.frames import COMMIT_ONLINE, frame, read_frame
 
 try:
@@ -98,6 +99,9 @@ class WriterProcess:
         # The child imports this very package: the path this process found it on.
         root = str(Path(__file__).resolve().parents[3])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # The child inherits the archive's writer lock: were this process killed, the lock
+        # stays held until the child has gone (it stops before its next write, see there).
+        lock_fd = held_lock_fd(out_dir)
         try:
             self._proc = subprocess.Popen(  # our own interpreter and module
                 [sys.executable, "-m", MODULE, str(out_dir)],
@@ -105,6 +109,7 @@ class WriterProcess:
                 stdout=subprocess.PIPE,
                 env=env,
                 start_new_session=False,
+                pass_fds=(lock_fd,) if lock_fd is not None else (),
             )
         except OSError as exc:
             raise StoreError(f"the archive writer process did not start: {exc}") from None
