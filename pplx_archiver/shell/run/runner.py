@@ -20,6 +20,7 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.shrink import ListingShrink
 from pplx_archiver.errors import (
     ConfigError,
     IndexCorruptError,
@@ -33,7 +34,12 @@ from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.deletions import DeletionReport, confirm, find_candidates
+from pplx_archiver.shell.run.deletions import (
+    ListingCheck,
+    known_threads,
+    refuse_shrink,
+    settle,
+)
 from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
@@ -137,12 +143,12 @@ async def run_command(
             settings, credential=credential, transport=transport, sleep=sleep, clock=clock
         ) as (client, info):
             if command == "sync-deleted":
-                report = await _sync_deleted(client, archive, settings, bool(opts.online))
-                out.write(report.text(bool(opts.online)) + "\n")
-                log.info("DELETION_CHECK", **report.as_event())
-                return state.summary
-            ctx = _RunContext(settings, client, archive, opts, run_id, out, transport, sleep, clock)
-            await _archive(ctx, state, info, early_stop_guard, lister_ids, handle_signals)
+                state.shrink = await _sync_deleted(client, archive, settings, opts, info, out)
+            else:
+                ctx = _RunContext(settings, client, archive, opts, run_id, out, transport,
+                                  sleep, clock)  # fmt: skip
+                await _archive(ctx, state, info, early_stop_guard, lister_ids, handle_signals)
+        refuse_shrink(state.shrink, _accepts_shrink(opts))
     except BaseException as exc:
         # Any error ending the run (a connection failure included) means the listing did
         # not complete: the next run must not stop early on its account.
@@ -161,6 +167,7 @@ class _RunState:
 
     summary: RunSummary
     listing_finished: bool = False
+    shrink: ListingShrink | None = None  # the listing shrank (core/shrink.py)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -224,6 +231,8 @@ async def _archive(
         stats = client.stats()
         return {"retries": stats.retries, "rate_limited": stats.rate_limited}
 
+    # The shrink guard compares the listing with what the archive knew before it.
+    known = known_threads(archive, options.account) if lister_ids is None else set()
     show_bar = settings.log_format != "json" and sys.stderr.isatty()
     with ProgressView(enabled=show_bar, counters=counters) as view:
 
@@ -249,12 +258,27 @@ async def _archive(
             state.listing_finished = run.listing_finished
     if spaces is not None and not options.dry_run:  # --include-spaces: index pages
         spaces.write_pages(archive.writer)
-    if getattr(opts, "check_deleted", False) and not options.dry_run:
-        report = DeletionReport(listed=state.summary.listed)
-        report.candidates = find_candidates(archive, run.listed_ids, state.summary.listed)
-        await confirm(client, archive, report)
-        ctx.out.write(report.text(True) + "\n")
-        log.info("DELETION_CHECK", **report.as_event())
+    if not options.dry_run:
+        state.shrink = await _settle_listing(ctx, run, known, given_ids=lister_ids is not None)
+
+
+async def _settle_listing(
+    ctx: _RunContext, run: Run, known: set[str], *, given_ids: bool
+) -> ListingShrink | None:
+    """The shrink guard on a listing read to its very end, then the deletion check."""
+    check = ListingCheck(
+        known=known,
+        listed=run.summary.listed,
+        seen=run.listed_ids | run.listed_known,
+        complete=run.listing_exhausted and not given_ids,
+        check_deleted=bool(getattr(ctx.opts, "check_deleted", False)),
+        accept_shrink=_accepts_shrink(ctx.opts),
+    )
+    return await settle(ctx.client, ctx.archive, check, ctx.out)
+
+
+def _accepts_shrink(opts: Any) -> bool:
+    return bool(getattr(opts, "accept_shrink", False))
 
 
 def _account_lister(client: Any, settings: Settings) -> Callable[[], AsyncIterator[ListingRow]]:
@@ -284,6 +308,8 @@ def _finish(
         "dry_run": bool(getattr(opts, "dry_run", False)),
         "listing_complete": complete,
     }
+    if state.shrink is not None:
+        event["listing_shrank"] = state.shrink.as_event() | {"accepted": _accepts_shrink(opts)}
     log.info("RUN_SUMMARY", **event)
     archive.finish_run(run_id, event)
     archive.close()
@@ -333,19 +359,21 @@ def listing_gap_reason(archive: Archive) -> str | None:
 
 
 async def _sync_deleted(
-    client: Any, archive: Archive, settings: Settings, online: bool
-) -> DeletionReport:
+    client: Any, archive: Archive, settings: Settings, opts: Any, info: SessionInfo, out: IO[str]
+) -> ListingShrink | None:
     """List everything, find archived threads missing from it, confirm them when online."""
     listed: set[str] = set()
+    rows = 0
     async for row in iter_threads(
         client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
     ):
+        rows += 1
         listed.update((row.thread_id, row.key))
-    report = DeletionReport(listed=len(listed))
-    report.candidates = find_candidates(archive, listed, len(listed))
-    if online:
-        await confirm(client, archive, report)
-    return report
+    known = known_threads(archive, account_folder(info))
+    check = ListingCheck(known=known, listed=rows, seen=listed, complete=True,
+                         check_deleted=True, online=bool(opts.online),
+                         accept_shrink=_accepts_shrink(opts))  # fmt: skip
+    return await settle(client, archive, check, out)
 
 
 def _print(out: IO[str], line: str) -> None:

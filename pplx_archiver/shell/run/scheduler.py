@@ -27,6 +27,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import Finding, ListingRow, RenderContext
+from pplx_archiver.core.shrink import KNOWN_STATUSES
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -111,6 +112,8 @@ class Run:
         # True once the listing was read to its end or to a legitimate early stop: only
         # then may the next run's early stop trust this run (issue 13).
         self.listing_finished = False
+        self.listing_exhausted = False  # read to its very end: no early stop, no --limit
+        self.listed_known: set[str] = set()  # listed threads the index holds (shrink guard)
         self._planned = False  # the listing has ended: summary.to_fetch is final
 
     # -- listing ---------------------------------------------------------------------------
@@ -134,7 +137,10 @@ class Run:
                 self.summary.listed += 1
                 if self.options.keep_listed_ids:
                     self.listed_ids.update((row.thread_id, row.key))
-                stored = self.store.stored_state(self._stored_key(row))
+                key = self._stored_key(row)
+                stored = self.store.stored_state(key)
+                if stored is not None and stored.status in KNOWN_STATUSES:
+                    self.listed_known.add(key)
                 decision = planning.decide(row, stored, force=self.options.force)
                 self._decisions[decision] += 1
                 if decision == planning.UNCHANGED:
@@ -152,7 +158,7 @@ class Run:
                 if self.options.limit is not None and self.summary.to_fetch >= self.options.limit:
                     break
             else:
-                self.listing_finished = True
+                self.listing_finished = self.listing_exhausted = True
         self._planned = True
         self.summary.plan = dict(planning.Plan.of(self._decisions.elements()).counts)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
