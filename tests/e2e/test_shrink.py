@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -10,7 +11,7 @@ from pplx_archiver.errors import EXIT_LISTING_SHRANK
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
-from tests.e2e.conftest import run_cli, sim_args, sim_post
+from tests.e2e.conftest import CliResult, run_cli, sim_args, sim_post
 
 FAST = ("--concurrency", "8", "--rate", "1000", "--burst", "100")
 
@@ -35,8 +36,8 @@ def _remote_deleted_in_records(out: Path) -> set[str]:
     return {r["uuid"] for r in records if r.get("remote_deleted")}
 
 
-def _events(result: object, name: str) -> list[dict[str, object]]:
-    return [e for e in getattr(result, "events") if e["event"] == name]  # noqa: B009
+def _events(result: CliResult, name: str) -> list[dict[str, Any]]:
+    return [e for e in result.events if e["event"] == name]
 
 
 def test_a_listing_that_lost_30_percent_exits_8_and_tombstones_nothing(tmp_path: Path) -> None:
