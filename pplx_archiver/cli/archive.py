@@ -117,7 +117,7 @@ EARLY_STOP = typer.Option(
 ACCEPT_SHRINK = typer.Option(
     False,
     "--accept-shrink",
-    help="Proceed when a complete listing lacks over 5 % of the archived threads "
+    help="Proceed when a complete listing lacks over 5% of the archived threads "
     "(otherwise nothing is marked deleted and the exit code is 8).",
 )
 JSON = typer.Option(
@@ -190,7 +190,7 @@ def batch(
 ) -> None:
     """Archive every listed thread; threads archived before and unchanged are skipped.
 
-    A listing read to its end that lacks more than 5 % (and at least 10) of the threads
+    A listing read to its end that lacks more than 5% (and at least 10) of the threads
     archived for the account ends the run with exit code 8 (LISTING_SHRANK) after archiving
     what was listed; --accept-shrink proceeds.
 
@@ -252,7 +252,7 @@ def sync(
     """Incremental run for schedules: only new, moved and earlier-failed threads are fetched.
 
     Shrink guard: when a listing read to its end (no early stop, e.g. with --check-deleted)
-    lacks more than 5 % (and at least 10) of the threads archived for the account, the run
+    lacks more than 5% (and at least 10) of the threads archived for the account, the run
     still archives what was listed but marks nothing deleted and exits with code 8; once the
     threads are known to be really gone, `pplx-export sync --check-deleted --accept-shrink`
     tombstones them.
@@ -325,7 +325,7 @@ def sync_deleted(
     """Find archived threads missing from the listing; with --online, confirm and tombstone.
 
     Never deletes or moves archive files: a confirmed deletion only writes `remote_deleted`
-    into the thread's thread.json and the index. When the listing lacks more than 5 % (and at
+    into the thread's thread.json and the index. When the listing lacks more than 5% (and at
     least 10) of the archived threads, nothing is confirmed and the exit code is 8 unless
     --accept-shrink is given.
 

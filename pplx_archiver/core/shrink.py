@@ -54,7 +54,7 @@ class ListingShrink:
         """One line for people: how many threads vanished and how to proceed anyway."""
         return (
             f"the listing shrank: {self.missing} of the {self.known} threads archived for this "
-            f"account ({self.ratio:.0%}, more than {self.threshold:.0%}) are missing from it "
+            f"account ({self.ratio:.1%}, more than {self.threshold:.0%}) are missing from it "
             f"({self.listed} listed), which looks like a service-side problem; nothing was "
             "marked deleted. Rerun with --accept-shrink if the threads were really deleted"
         )

@@ -59,5 +59,6 @@ def test_event_and_message() -> None:
         "threshold": 0.05,
     }
     text = verdict.message()
-    assert "90 of the 300 threads" in text and "30%" in text and "--accept-shrink" in text
+    assert "90 of the 300 threads" in text and "(30.0%, more than 5%)" in text
+    assert "--accept-shrink" in text
     assert "\n" not in text

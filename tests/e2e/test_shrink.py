@@ -12,6 +12,7 @@ from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from tests.e2e.conftest import CliResult, run_cli, sim_args, sim_post
+from tests.shell.ping_server import ping_server
 
 FAST = ("--concurrency", "8", "--rate", "1000", "--burst", "100")
 
@@ -88,8 +89,14 @@ def test_sync_deleted_holds_a_shrunk_listing_until_accepted(tmp_path: Path) -> N
         gone = set(sim_post(sim, "/__sim/mutate", {"vanish": 0.4})["vanished"])
         assert len(gone) >= 10
 
-        held = run_cli(["sync-deleted", "--online", *sim_args(sim, out)], out)
+        with ping_server() as hc:
+            args = ["sync-deleted", "--online", "--healthcheck", hc.url, *sim_args(sim, out)]
+            held = run_cli(args, out)
         assert held.exit_code == EXIT_LISTING_SHRANK, held.output
+        pings = [p.path.split("?")[0] for p in hc.pings]
+        assert pings == ["/ping/secret-key/start", "/ping/secret-key/8"]  # a failure ping
+        body = orjson.loads(hc.pings[1].body)
+        assert body["exit_code"] == 8 and body["listing_shrank"]["missing"] == len(gone)
         assert "nothing confirmed or tombstoned" in held.output
         assert _remote_deleted_in_records(out) == set()
         assert _events(held, "LISTING_SHRANK")
