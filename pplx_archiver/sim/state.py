@@ -291,8 +291,9 @@ class AccountState:
         self.versions[index] = self.versions.get(index, 0) + 1
 
     def vanish(self, rate: float) -> list[str]:
-        """Hide a share ``rate`` of the listed threads as a service incident would: gone from
-        the listings, their detail answering 404 ``THREAD_NOT_FOUND``; returns their uuids."""
+        """Hide about a share ``rate`` of the account as a service incident would: gone from
+        the listings, the detail answering 404 ``THREAD_NOT_FOUND``. Each thread's draw comes
+        from the seed (a larger share hides more); returns the uuids newly hidden."""
         chosen = [
             i
             for i in range(self.total)
