@@ -106,6 +106,8 @@ def test_a_shrunk_listing_still_archives_what_it_lists(tmp_path: Path) -> None:
     assert all(statuses[u] == ("done", None) for u in gone)
     logs = caught.value.logs  # type: ignore[attr-defined]
     assert not _named(logs, "THREAD_REMOTE_DELETED") and not _named(logs, "ARCHIVE_ONLY_COPY")
+    (event,) = _named(logs, "LISTING_SHRANK")  # the new thread is not one the archive knew
+    assert (event["known"], event["missing"], event["listed"]) == (40, len(gone), 41 - len(gone))
 
 
 def test_accept_shrink_tombstones_and_says_the_archive_holds_the_only_copy(

@@ -128,13 +128,21 @@ def _only_copy(archive: Archive, uuid: str) -> None:
     )
 
 
-def known_threads(archive: Archive, account: str) -> set[str]:
-    """The ids the archive holds for ``account`` that a listing should show (not terminal)."""
+def known_threads(
+    archive: Archive, account: str, run_id: int | None = None, was_known: Set[str] = frozenset()
+) -> set[str]:
+    """The ids the archive knew for ``account`` before run ``run_id`` (not terminal).
+
+    A thread run ``run_id`` wrote that the index did not know when it was listed
+    (``was_known``) is new: listed by this very run, so not one the listing could lack.
+    """
     return {
         row.uuid
         for status in KNOWN_STATUSES
         for row in archive.iter_threads(status)
-        if row.account == account and not row.remote_deleted
+        if row.account == account
+        and not row.remote_deleted
+        and (run_id is None or row.updated_in_run != run_id or row.uuid in was_known)
     }
 
 
@@ -142,10 +150,12 @@ def known_threads(archive: Archive, account: str) -> set[str]:
 class ListingCheck:
     """A listing as the deletion side sees it once it has ended."""
 
-    known: Set[str]  # the account's threads the archive knew before the listing
+    account: str
     listed: int
     seen: Set[str]  # the ids it showed (every one when ``check_deleted``)
     complete: bool  # read to its end: no early stop, no --limit, not given thread ids
+    run_id: int | None = None  # the run that listed (and wrote) while listing
+    was_known: Set[str] = frozenset()  # listed ids the index knew when they were listed
     check_deleted: bool = False
     online: bool = True
     accept_shrink: bool = False
@@ -161,7 +171,8 @@ async def settle(
     """
     shrink = None
     if check.complete:
-        shrink = judge_listing(check.listed, check.known, check.seen)
+        known = known_threads(archive, check.account, check.run_id, check.was_known)
+        shrink = judge_listing(check.listed, known, check.seen)
         if shrink.shrank:
             log.warning("LISTING_SHRANK", **shrink.as_event(), accepted=check.accept_shrink)
         else:

@@ -34,12 +34,7 @@ from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.deletions import (
-    ListingCheck,
-    known_threads,
-    refuse_shrink,
-    settle,
-)
+from pplx_archiver.shell.run.deletions import ListingCheck, refuse_shrink, settle
 from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
@@ -231,8 +226,6 @@ async def _archive(
         stats = client.stats()
         return {"retries": stats.retries, "rate_limited": stats.rate_limited}
 
-    # The shrink guard compares the listing with what the archive knew before it.
-    known = known_threads(archive, options.account) if lister_ids is None else set()
     show_bar = settings.log_format != "json" and sys.stderr.isatty()
     with ProgressView(enabled=show_bar, counters=counters) as view:
 
@@ -259,18 +252,20 @@ async def _archive(
     if spaces is not None and not options.dry_run:  # --include-spaces: index pages
         spaces.write_pages(archive.writer)
     if not options.dry_run:
-        state.shrink = await _settle_listing(ctx, run, known, given_ids=lister_ids is not None)
+        state.shrink = await _settle_listing(ctx, run, options.account, lister_ids is not None)
 
 
 async def _settle_listing(
-    ctx: _RunContext, run: Run, known: set[str], *, given_ids: bool
+    ctx: _RunContext, run: Run, account: str, given_ids: bool
 ) -> ListingShrink | None:
     """The shrink guard on a listing read to its very end, then the deletion check."""
     check = ListingCheck(
-        known=known,
+        account=account,
         listed=run.summary.listed,
         seen=run.listed_ids | run.listed_known,
         complete=run.listing_exhausted and not given_ids,
+        run_id=ctx.run_id,
+        was_known=run.listed_known,
         check_deleted=bool(getattr(ctx.opts, "check_deleted", False)),
         accept_shrink=_accepts_shrink(ctx.opts),
     )
@@ -369,8 +364,7 @@ async def _sync_deleted(
     ):
         rows += 1
         listed.update((row.thread_id, row.key))
-    known = known_threads(archive, account_folder(info))
-    check = ListingCheck(known=known, listed=rows, seen=listed, complete=True,
+    check = ListingCheck(account=account_folder(info), listed=rows, seen=listed, complete=True,
                          check_deleted=True, online=bool(opts.online),
                          accept_shrink=_accepts_shrink(opts))  # fmt: skip
     return await settle(client, archive, check, out)
