@@ -146,3 +146,26 @@ def test_sync_deleted_offline_reports_the_shrink(tmp_path: Path) -> None:
         sim.run("sync-deleted")
     assert all(status == ("done", None) for status in sim.statuses().values())
     assert len(gone) >= 10
+
+
+def test_sync_site_still_updates_the_site_after_exit_8(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sync --site`: the archive was written, so the site is updated; the exit code stays 8."""
+    import typer
+
+    from pplx_archiver.cli import site
+
+    built: list[bool] = []
+
+    def build_for(*_args: Any, **_kw: Any) -> int:
+        built.append(True)
+        return 0
+
+    def held_sync() -> None:
+        raise typer.Exit(EXIT_LISTING_SHRANK)
+
+    monkeypatch.setattr(site, "build_for", build_for)
+    with pytest.raises(typer.Exit) as done:
+        site.after_sync(held_sync, tmp_path, "json")
+    assert done.value.exit_code == EXIT_LISTING_SHRANK and built == [True]
