@@ -14,6 +14,7 @@
     │   └── IndexCorruptError                 index/archive.sqlite unreadable: run reindex
     ├── ScheduleError                 exit 1  systemctl / crontab refused a schedule change
     ├── ArchiveBusyError              exit 6  another process writes this archive (lock held)
+    ├── ListingShrankError            exit 8  a complete listing lacks many known threads
     ├── FetchError                    exit 1  one request failed (shell/net/http.py maps to these)
     │   ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
     │   │   ├── ConnectionFailedError  exit 7 the host could not be reached (names the host)
@@ -48,6 +49,7 @@ EXIT_INTERRUPTED = 4
 EXIT_CHALLENGE = 5
 EXIT_BUSY = 6
 EXIT_CONNECTION = 7
+EXIT_LISTING_SHRANK = 8
 EXIT_ASK_RATE_LIMITED = 10
 EXIT_ASK_FAILED = 11
 EXIT_ASK_CLARIFYING = 12
@@ -127,6 +129,13 @@ class ArchiveBusyError(PplxError):
     """Another process holds the archive's writer lock (``index/write.lock``)."""
 
     exit_code = EXIT_BUSY
+
+
+class ListingShrankError(PplxError):
+    """A complete listing lacks more than 5 % (and at least 10) of the threads the archive
+    knows for the account: nothing was marked deleted; ``--accept-shrink`` proceeds."""
+
+    exit_code = EXIT_LISTING_SHRANK
 
 
 class FetchError(PplxError):

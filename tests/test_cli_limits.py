@@ -39,6 +39,7 @@ VALID: dict[tuple[str, str], set[str]] = {
     ("sim serve", "--fault-rate"): {"0"},
     ("sim serve", "--deleted-rate"): {"0"},
     ("sim serve", "--expired-rate"): {"0"},
+    ("sim serve", "--vanish-rate"): {"0"},
     ("sim serve", "--challenge-after-429s"): {"0"},
     ("sim serve", "--rotate-session-every"): {"0"},
     ("sim serve", "--transient-404"): {"0"},

@@ -64,6 +64,7 @@ class CommonOptions:
     include_spaces: bool = False
     check_deleted: bool = False
     online: bool = False
+    accept_shrink: bool = False
     thread: list[str] | None = None
     base_url: str | None = None
     cookies: Path | None = None

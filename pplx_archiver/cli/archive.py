@@ -137,6 +137,12 @@ EARLY_STOP = bounded(
     metavar="N",
     help="Stop listing after N known-unchanged threads in a row (0 = never) [default: 50].",
 )
+ACCEPT_SHRINK = typer.Option(
+    False,
+    "--accept-shrink",
+    help="Proceed when a complete listing lacks over 5% of the archived threads "
+    "(otherwise nothing is marked deleted and the exit code is 8).",
+)
 JSON = typer.Option(
     False, "--json", help="Print one JSON summary object on stdout; human output goes to stderr."
 )
@@ -213,6 +219,7 @@ def batch(
     early_stop: int | None = EARLY_STOP,
     lister: str | None = LISTER,
     include_spaces: bool = INCLUDE_SPACES,
+    accept_shrink: bool = ACCEPT_SHRINK,
     asset_concurrency: int | None = ASSET_CONCURRENCY,
     asset_rate: float | None = ASSET_RATE,
     max_asset_bytes: int | None = MAX_ASSET_BYTES,
@@ -234,6 +241,10 @@ def batch(
     account: list[str] | None = ACCOUNT,
 ) -> None:
     """Archive every listed thread; threads archived before and unchanged are skipped.
+
+    A listing read to its end that lacks more than 5% (and at least 10) of the threads
+    archived for the account ends the run with exit code 8 (LISTING_SHRANK) after archiving
+    what was listed; --accept-shrink proceeds.
 
     \b
     Examples:
@@ -267,6 +278,7 @@ def sync(
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Fetch exactly the threads `pplx-export failed` lists."
     ),
+    accept_shrink: bool = ACCEPT_SHRINK,
     asset_concurrency: int | None = ASSET_CONCURRENCY,
     asset_rate: float | None = ASSET_RATE,
     max_asset_bytes: int | None = MAX_ASSET_BYTES,
@@ -291,6 +303,12 @@ def sync(
     ),
 ) -> None:
     """Incremental run for schedules: only new, moved and earlier-failed threads are fetched.
+
+    Shrink guard: when a listing read to its end (no early stop, e.g. with --check-deleted)
+    lacks more than 5% (and at least 10) of the threads archived for the account, the run
+    still archives what was listed but marks nothing deleted and exits with code 8; once the
+    threads are known to be really gone, `pplx-export sync --check-deleted --accept-shrink`
+    tombstones them.
 
     \b
     Examples:
@@ -345,6 +363,7 @@ def sync_deleted(
     online: bool = typer.Option(
         False, "--online", help="Confirm each candidate with a thread request and tombstone it."
     ),
+    accept_shrink: bool = ACCEPT_SHRINK,
     log_format: str | None = LOG_FORMAT,
     lister: str | None = LISTER,
     json_summary: bool = JSON,
@@ -359,12 +378,15 @@ def sync_deleted(
     """Find archived threads missing from the listing; with --online, confirm and tombstone.
 
     Never deletes or moves archive files: a confirmed deletion only writes `remote_deleted`
-    into the thread's thread.json and the index.
+    into the thread's thread.json and the index. When the listing lacks more than 5% (and at
+    least 10) of the archived threads, nothing is confirmed and the exit code is 8 unless
+    --accept-shrink is given.
 
     \b
     Examples:
       pplx-export sync-deleted -o ~/pplx-archive
       pplx-export sync-deleted -o ~/pplx-archive --online
+      pplx-export sync-deleted -o ~/pplx-archive --online --accept-shrink
     """
     run_cli("sync-deleted", _common(mode=None, **locals()))
 

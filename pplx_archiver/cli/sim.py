@@ -95,6 +95,12 @@ def serve(
     expired_rate: float = bounded(
         "sim_share", 0.0, metavar="SHARE", help="Share of threads answering ENTRY_EXPIRED."
     ),
+    vanish_rate: float = bounded(
+        "sim_share",
+        0.0,
+        metavar="SHARE",
+        help="Share of threads gone from the listing and answering 404.",
+    ),
     asset_url_ttl: int = bounded(
         "sim_ttl", 900, metavar="SECONDS", help="Lifetime of signed asset URLs in seconds."
     ),
@@ -141,8 +147,9 @@ def serve(
         config = SimConfig(
             threads=threads, seed=seed, era=era, logged_in=not logged_out,
             rotate_session_every=rotate_session_every, deleted_rate=deleted_rate,
-            expired_rate=expired_rate, latency_ms=latency_ms, jitter_ms=jitter_ms, rate=rate,
-            burst=burst, retry_after=retry_after, fault_rate=fault_rate,
+            expired_rate=expired_rate, vanish_rate=vanish_rate, latency_ms=latency_ms,
+            jitter_ms=jitter_ms, rate=rate, burst=burst, retry_after=retry_after,
+            fault_rate=fault_rate,
             fault_kinds=tuple(k for k in fault_kinds.split(",") if k), fault_seed=fault_seed,
             challenge_windows=_windows(challenge), challenge_after_429s=challenge_after_429s,
             transient_404=transient_404, asset_url_ttl_s=asset_url_ttl,

@@ -11,7 +11,7 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import LOG_FORMAT, bounded
 from pplx_archiver.cli.archive_care import OUT_HELP, _fail, _open, _run_log, _settings
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_LISTING_SHRANK, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings
 
 
@@ -37,7 +37,7 @@ def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str |
         code = EXIT_OK
     except typer.Exit as done:
         code = int(done.exit_code or 0)
-    if code in (EXIT_OK, EXIT_FAILURES):
+    if code in (EXIT_OK, EXIT_FAILURES, EXIT_LISTING_SHRANK):  # the archive was written
         try:
             code = max(
                 code, build_for(_settings(out, None, log_format), None, full=False, jobs=None)

@@ -117,6 +117,14 @@ class ModeMemos:
     run_id: int | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Findings:
+    """Findings to record in the alerts once per fact: ``(event, level, fields)`` each."""
+
+    found: tuple[tuple[str, str, Mapping[str, Any]], ...]
+    run_id: int | None = None
+
+
 Plan = (
     ThreadCommit
     | DerivedUpdate
@@ -125,4 +133,5 @@ Plan = (
     | Tombstone
     | VariantRecords
     | ModeMemos
+    | Findings
 )

@@ -30,6 +30,9 @@ class SimConfig:
       ``threads`` number of threads; ``seed`` drives every generated value.
       ``deleted_rate``/``expired_rate`` fraction of threads answering 400 ENTRY_DELETED /
       ENTRY_EXPIRED from the start (deleted ones are also gone from the listings).
+      ``vanish_rate`` fraction of threads a service incident hides: gone from the listings,
+      their detail answering 404 ``THREAD_NOT_FOUND`` (``/__sim/mutate`` ``{"vanish": share}``
+      does the same on a running server).
     Session:
       ``era`` ``"b"`` (``__Secure-next-auth.session-token``) or ``"c"``
       (``__Secure-pplx.session.<account>`` + ``__Host-pplx-last-active-account``; thread
@@ -79,6 +82,7 @@ class SimConfig:
     rotation_grace: int | None = 100
     deleted_rate: float = 0.0
     expired_rate: float = 0.0
+    vanish_rate: float = 0.0
     detail_default_limit: int = 20
     detail_max_limit: int = 100
     list_max_limit: int = 100
@@ -127,7 +131,7 @@ class SimConfig:
             problems.append(f"rate must be >= 0 and burst >= 1, got {self.rate}/{self.burst}")
         if not 1 <= self.detail_default_limit <= self.detail_max_limit:
             problems.append("detail_default_limit must be within [1, detail_max_limit]")
-        for rate_name in ("deleted_rate", "expired_rate"):
+        for rate_name in ("deleted_rate", "expired_rate", "vanish_rate"):
             value = getattr(self, rate_name)
             if not 0.0 <= value <= 1.0:
                 problems.append(f"{rate_name} must be within [0, 1], got {value}")

@@ -279,7 +279,7 @@ class SimServer:
         kind, index = self.state.lookup(request.path_params["thread_id"])
         if kind == "sibling":
             return _error(403, "VIEW_THREAD_NOT_ALLOWED")
-        if index is None:
+        if index is None or self.state.status(index) == "vanished":
             return _error(404, "THREAD_NOT_FOUND", "Thread not found")
         status = self.state.status(index)
         if status == "deleted":
@@ -409,9 +409,7 @@ class SimServer:
         if self._auth(request, True) != sessions.OK or found is None:
             return _json([])
         k, _space = found
-        members = [
-            i for i in self.state.members().get(k, []) if self.state.plan(i).state != "deleted"
-        ]
+        members = [i for i in self.state.members().get(k, []) if not self.state.hidden(i)]
         page = members[offset : offset + min(limit, 20)]
         more = offset + len(page) < len(members)
         spaces = self.state.spaces()
@@ -569,6 +567,11 @@ class SimServer:
             for thread_id in body.get("delete", []):
                 self.state.delete(self._index_of(thread_id))
                 result.setdefault("deleted", []).append(thread_id)
+            vanish = body.get("vanish", 0)
+            if not isinstance(vanish, (int, float)) or not 0 <= vanish <= 1:
+                raise ValueError("vanish must be a share within [0, 1]")
+            if vanish:
+                result["vanished"] = self.state.vanish(float(vanish))
             for thread_id in body.get("expire", []):
                 self.state.expire(self._index_of(thread_id))
                 result.setdefault("expired", []).append(thread_id)

@@ -41,7 +41,7 @@ def _position(cursor: Any) -> int | None:
 def _members(state: AccountState, space_id: Any, own_only: bool) -> list[int] | None:
     for k, space in enumerate(state.spaces()):
         if space["uuid"] == space_id:
-            members = [i for i in state.members().get(k, []) if state.plan(i).state != "deleted"]
+            members = [i for i in state.members().get(k, []) if not state.hidden(i)]
             return [i for i in members if i not in state.shared] if own_only else members
     return None
 

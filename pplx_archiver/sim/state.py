@@ -52,6 +52,7 @@ class AccountState:
         self._top: list[int] = []  # mutated threads, newest activity first
         self._deleted: set[int] = set()
         self._expired: set[int] = set()
+        self._vanished: set[int] = set()  # hidden by a simulated incident: unlisted, 404
         self._excluded: list[int] | None = None  # sorted generated indices not listed in order
         self._added = 0
         self._seq = 0
@@ -71,6 +72,8 @@ class AccountState:
                     self._deleted.add(i)
                 elif state == "expired":
                     self._expired.add(i)
+        if config.vanish_rate > 0:
+            self.vanish(config.vanish_rate)
 
     # --- lookup -----------------------------------------------------------------------
     @property
@@ -105,9 +108,11 @@ class AccountState:
         return plan
 
     def status(self, index: int) -> str:
-        """``ok`` / ``deleted`` / ``expired`` without planning the thread."""
+        """``ok`` / ``deleted`` / ``expired`` / ``vanished`` without planning the thread."""
         if index in self._deleted:
             return "deleted"
+        if index in self._vanished:
+            return "vanished"
         return "expired" if index in self._expired else "ok"
 
     def updated_us(self, index: int) -> int:
@@ -126,7 +131,7 @@ class AccountState:
         if self._excluded is None:
             moved = {i for i in self._top if i < self.size}
             self._excluded = sorted(
-                moved | self.shared | {i for i in self._deleted if i < self.size}
+                moved | self.shared | {i for i in self._deleted | self._vanished if i < self.size}
             )
         return self._excluded
 
@@ -305,6 +310,29 @@ class AccountState:
             self._top.remove(index)
         self._excluded = None
         self.versions[index] = self.versions.get(index, 0) + 1
+
+    def vanish(self, rate: float) -> list[str]:
+        """Hide about a share ``rate`` of the account as a service incident would: gone from
+        the listings, the detail answering 404 ``THREAD_NOT_FOUND``. Each thread's draw comes
+        from the seed (a larger share hides more); returns the uuids newly hidden."""
+        chosen = [
+            i
+            for i in range(self.total)
+            if self.status(i) == "ok"
+            and i not in self.shared
+            and random.Random(f"{self.seed}:vanish:{i}").random() < rate
+        ]
+        self._vanished.update(chosen)
+        self._top = [i for i in self._top if i not in self._vanished]
+        self._excluded = None
+        self._members = None
+        for index in chosen:
+            self.versions[index] = self.versions.get(index, 0) + 1
+        return [thread_uuid(self.seed, i) for i in chosen]
+
+    def hidden(self, index: int) -> bool:
+        """True when thread ``index`` is gone from every listing (deleted or vanished)."""
+        return index in self._deleted or index in self._vanished
 
     def expire(self, index: int) -> None:
         """Expire thread ``index``: still listed, detail answers ENTRY_EXPIRED."""

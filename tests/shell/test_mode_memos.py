@@ -12,7 +12,7 @@ from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.run import accounts
-from pplx_archiver.shell.run.runner import listing_gap_reason
+from pplx_archiver.shell.run.coverage import listing_gap_reason
 from pplx_archiver.shell.run.writer_process import OffloadedStore
 
 KEY = "0a1b2c3d-0000-4000-8000-000000000001"

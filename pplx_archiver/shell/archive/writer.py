@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, overload
 from pplx_archiver.core.writes import (
     AssetPlacement,
     DerivedUpdate,
+    Findings,
     ModeMemos,
     Plan,
     RootFiles,
@@ -95,6 +96,8 @@ class ArchiveWriter:
     def apply(self, plan: VariantRecords) -> list[tuple[dict[str, Any], str]]: ...
     @overload
     def apply(self, plan: ModeMemos) -> int: ...
+    @overload
+    def apply(self, plan: Findings) -> list[tuple[str, str, Mapping[str, Any]]]: ...
 
     def apply(self, plan: Plan) -> Any:
         """Apply one plan; return what it did (see each plan's ``_apply_…`` method)."""
@@ -108,6 +111,8 @@ class ArchiveWriter:
             return self._root_files(plan)
         if isinstance(plan, Tombstone):
             return self._tombstone(plan)
+        if isinstance(plan, Findings):  # index rows only: ``alerts``, once per fact
+            return self.archive.alerts.record(plan.found, plan.run_id)
         if isinstance(plan, ModeMemos):  # index rows only: ``mode_memos``
             self.archive.index.put_mode_memos(plan.memos, plan.run_id)
             return len(plan.memos)

@@ -108,7 +108,7 @@ def collect(archive: Archive) -> dict[str, Any]:
     for row in archive.iter_threads():
         tally.add(archive, row)
     variants = archive.index.variants()
-    from pplx_archiver.shell.run.runner import listing_gap_reason
+    from pplx_archiver.shell.run.coverage import listing_gap_reason
 
     gap = listing_gap_reason(archive)
     edges = stored_edges(archive.index.path)

@@ -48,12 +48,8 @@ from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.net.credentials import NamedCredential
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.runner import (
-    LISTING_COMMANDS,
-    coverage_gap,
-    run_command,
-    run_coverage,
-)
+from pplx_archiver.shell.run.coverage import LISTING_COMMANDS, coverage_gap, run_coverage
+from pplx_archiver.shell.run.runner import run_command
 from pplx_archiver.shell.run.scheduler import RunSummary
 
 ACCOUNTS_FILE = "accounts.json"

@@ -105,6 +105,8 @@ def build_summary(
         summary[key] = value if isinstance(value, int) else 0
     summary["variants_detected"] = summary["variant_hits"]
     summary["failures"] = failures
+    if event.get("listing_shrank"):  # the shrink guard held the run (exit 8)
+        summary["listing_shrank"] = event["listing_shrank"]
     if extra:
         summary.update(extra)
     return summary

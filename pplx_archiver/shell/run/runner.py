@@ -10,7 +10,7 @@ import dataclasses
 import re
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,6 +20,7 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.shrink import ListingShrink
 from pplx_archiver.core.timeparse import parse_ts
 from pplx_archiver.errors import (
     ConfigError,
@@ -34,7 +35,11 @@ from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.deletions import DeletionReport, confirm, find_candidates
+from pplx_archiver.shell.run.coverage import (
+    listing_gap_reason,
+    run_coverage,
+)
+from pplx_archiver.shell.run.deletions import ListingCheck, refuse_shrink, settle
 from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
@@ -141,12 +146,12 @@ async def run_command(
             settings, credential=credential, transport=transport, sleep=sleep, clock=clock
         ) as (client, info):
             if command == "sync-deleted":
-                report = await _sync_deleted(client, archive, settings, bool(opts.online))
-                out.write(report.text(bool(opts.online)) + "\n")
-                log.info("DELETION_CHECK", **report.as_event())
-                return state.summary
-            ctx = _RunContext(settings, client, archive, opts, run_id, out, transport, sleep, clock)
-            await _archive(ctx, state, info, early_stop_guard, lister_ids, handle_signals)
+                state.shrink = await _sync_deleted(client, archive, settings, opts, info, out)
+            else:
+                ctx = _RunContext(settings, client, archive, opts, run_id, out, transport,
+                                  sleep, clock)  # fmt: skip
+                await _archive(ctx, state, info, early_stop_guard, lister_ids, handle_signals)
+        refuse_shrink(state.shrink, _accepts_shrink(opts))
     except BaseException as exc:
         # Any error ending the run (a connection failure included) means the listing did
         # not complete: the next run must not stop early on its account.
@@ -165,6 +170,7 @@ class _RunState:
 
     summary: RunSummary
     listing_finished: bool = False
+    shrink: ListingShrink | None = None  # the listing shrank (core/shrink.py)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -253,12 +259,29 @@ async def _archive(
             state.listing_finished = run.listing_finished
     if spaces is not None and not options.dry_run:  # --include-spaces: index pages
         spaces.write_pages(archive.writer)
-    if getattr(opts, "check_deleted", False) and not options.dry_run:
-        report = DeletionReport(listed=state.summary.listed)
-        report.candidates = find_candidates(archive, run.listed_ids, state.summary.listed)
-        await confirm(client, archive, report)
-        ctx.out.write(report.text(True) + "\n")
-        log.info("DELETION_CHECK", **report.as_event())
+    if not options.dry_run:
+        state.shrink = await _settle_listing(ctx, run, options.account, lister_ids is not None)
+
+
+async def _settle_listing(
+    ctx: _RunContext, run: Run, account: str, given_ids: bool
+) -> ListingShrink | None:
+    """The shrink guard on a listing read to its very end, then the deletion check."""
+    check = ListingCheck(
+        account=account,
+        listed=run.summary.listed,
+        seen=run.listed_ids | run.listed_known,
+        complete=run.listing_exhausted and not given_ids,
+        run_id=ctx.run_id,
+        was_known=run.listed_known,
+        check_deleted=bool(getattr(ctx.opts, "check_deleted", False)),
+        accept_shrink=_accepts_shrink(ctx.opts),
+    )
+    return await settle(ctx.client, ctx.archive, check, ctx.out)
+
+
+def _accepts_shrink(opts: Any) -> bool:
+    return bool(getattr(opts, "accept_shrink", False))
 
 
 def _account_lister(client: Any, settings: Settings) -> Callable[[], AsyncIterator[ListingRow]]:
@@ -289,14 +312,13 @@ def _finish(
         "listing_complete": complete,
         **run_coverage(opts),
     }
+    if state.shrink is not None:
+        event["listing_shrank"] = state.shrink.as_event() | {"accepted": _accepts_shrink(opts)}
     log.info("RUN_SUMMARY", **event)
     archive.finish_run(run_id, event)
     archive.close()
     if summary.listed or summary.total:
         out.write(summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n")
-
-
-LISTING_COMMANDS = ("batch", "sync")
 
 
 def _listing_complete(summary: RunSummary, opts: Any, exit_code: int) -> bool:
@@ -310,68 +332,21 @@ def _listing_complete(summary: RunSummary, opts: Any, exit_code: int) -> bool:
     )
 
 
-def run_coverage(opts: Any) -> dict[str, Any]:
-    """Which threads a run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
-    return {
-        "modes": sorted(getattr(opts, "modes", ()) or ()),
-        "since": getattr(opts, "since", None),
-    }
-
-
-def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> str | None:
-    """Why the previous run's listing covered less than this run's (None: as much or more)."""
-    modes, wanted = set(previous.get("modes") or ()), set(coverage.get("modes") or ())
-    if modes and not (wanted and wanted <= modes):
-        return "the previous run archived only threads of mode " + ", ".join(sorted(modes))
-    since, from_ = parse_ts(previous.get("since")), parse_ts(coverage.get("since"))
-    if since is not None and (from_ is None or from_ < since):
-        return f"the previous run archived only threads updated since {previous['since']}"
-    return None
-
-
-def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None) -> str | None:
-    """Why this run's listing must not stop early (None when the early stop is safe).
-
-    The early stop assumes every thread older than a run of unchanged ones was archived by
-    an earlier run. That holds only when the previous listing run finished its whole plan and
-    no thread is left failed or pending; after a crash, an interruption, ``--limit`` or a
-    failure, older threads may be missing or due for a retry, so the run lists everything.
-    So does a run that looks at more than the previous one did (``coverage``: its ``modes``
-    and ``since``; a run with ``--mode study`` left the other modes unarchived).
-    """
-    counts = archive.index.counts()
-    if counts.get("pending") or counts.get("failed"):
-        return "threads failed or pending in the index"
-    if archive.first_invalid_thread() is not None:
-        return "stored files of some threads are missing or changed"
-    for run in archive.index.runs(100):
-        if run.command not in LISTING_COMMANDS:
-            continue
-        summary = run.summary or {}
-        if run.finished_at is None:
-            return "the previous run did not finish"
-        if summary.get("dry_run"):
-            continue
-        if not summary.get("listing_complete"):
-            return "the previous run did not archive its whole listing"
-        return coverage_gap(summary, coverage or {})
-    return None
-
-
 async def _sync_deleted(
-    client: Any, archive: Archive, settings: Settings, online: bool
-) -> DeletionReport:
+    client: Any, archive: Archive, settings: Settings, opts: Any, info: SessionInfo, out: IO[str]
+) -> ListingShrink | None:
     """List everything, find archived threads missing from it, confirm them when online."""
     listed: set[str] = set()
+    rows = 0
     async for row in iter_threads(
         client, lister=settings.lister, graphql_hashes=settings.graphql_hashes
     ):
+        rows += 1
         listed.update((row.thread_id, row.key))
-    report = DeletionReport(listed=len(listed))
-    report.candidates = find_candidates(archive, listed, len(listed))
-    if online:
-        await confirm(client, archive, report)
-    return report
+    check = ListingCheck(account=account_folder(info), listed=rows, seen=listed, complete=True,
+                         check_deleted=True, online=bool(opts.online),
+                         accept_shrink=_accepts_shrink(opts))  # fmt: skip
+    return await settle(client, archive, check, out)
 
 
 def _print(out: IO[str], line: str) -> None:

@@ -27,6 +27,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import ListingRow, RenderContext
+from pplx_archiver.core.shrink import KNOWN_STATUSES
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,
@@ -114,6 +115,8 @@ class Run:
         # True once the listing was read to its end or to a legitimate early stop: only
         # then may the next run's early stop trust this run (issue 13).
         self.listing_finished = False
+        self.listing_exhausted = False  # read to its very end: no early stop, no --limit
+        self.listed_known: set[str] = set()  # listed threads the index holds (shrink guard)
         self._planned = False  # the listing has ended: summary.to_fetch is final
 
     # -- listing ---------------------------------------------------------------------------
@@ -138,9 +141,10 @@ class Run:
                 if self.options.keep_listed_ids:
                     self.listed_ids.update((row.thread_id, row.key))
                 key = self._stored_key(row)
-                decision = planning.decide(
-                    row, self.store.stored_state(key), force=self.options.force
-                )
+                stored = self.store.stored_state(key)
+                if stored is not None and stored.status in KNOWN_STATUSES:
+                    self.listed_known.add(key)
+                decision = planning.decide(row, stored, force=self.options.force)
                 counted = self._filters.left_out(self.store, row, key, decision)
                 self._decisions[counted] += 1
                 if decision == planning.UNCHANGED:
@@ -162,7 +166,7 @@ class Run:
                 if self.options.limit is not None and self.summary.to_fetch >= self.options.limit:
                     break
             else:
-                self.listing_finished = True
+                self.listing_finished = self.listing_exhausted = True
         self._planned = True
         self.summary.plan = dict(planning.Plan.of(self._decisions.elements()).counts)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)

@@ -1,0 +1,64 @@
+"""Whether a run may stop its listing early: what earlier runs covered, and the gaps.
+
+The early stop assumes every thread older than a run of unchanged ones was archived by an
+earlier run; :func:`listing_gap_reason` says why that does not hold (a failed, pending or
+changed thread, a previous run that did not finish or covered less), or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pplx_archiver.core.timeparse import parse_ts
+from pplx_archiver.shell.archive.store import Archive
+
+LISTING_COMMANDS = ("batch", "sync")
+
+
+def run_coverage(opts: Any) -> dict[str, Any]:
+    """Which threads a run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
+    return {
+        "modes": sorted(getattr(opts, "modes", ()) or ()),
+        "since": getattr(opts, "since", None),
+    }
+
+
+def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> str | None:
+    """Why the previous run's listing covered less than this run's (None: as much or more)."""
+    modes, wanted = set(previous.get("modes") or ()), set(coverage.get("modes") or ())
+    if modes and not (wanted and wanted <= modes):
+        return "the previous run archived only threads of mode " + ", ".join(sorted(modes))
+    since, from_ = parse_ts(previous.get("since")), parse_ts(coverage.get("since"))
+    if since is not None and (from_ is None or from_ < since):
+        return f"the previous run archived only threads updated since {previous['since']}"
+    return None
+
+
+def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None) -> str | None:
+    """Why this run's listing must not stop early (None when the early stop is safe).
+
+    The early stop assumes every thread older than a run of unchanged ones was archived by
+    an earlier run. That holds only when the previous listing run finished its whole plan and
+    no thread is left failed or pending; after a crash, an interruption, ``--limit`` or a
+    failure, older threads may be missing or due for a retry, so the run lists everything.
+    So does a run that looks at more than the previous one did (``coverage``: its ``modes``
+    and ``since``; a run with ``--mode study`` left the other modes unarchived).
+    """
+    counts = archive.index.counts()
+    if counts.get("pending") or counts.get("failed"):
+        return "threads failed or pending in the index"
+    if archive.first_invalid_thread() is not None:
+        return "stored files of some threads are missing or changed"
+    for run in archive.index.runs(100):
+        if run.command not in LISTING_COMMANDS:
+            continue
+        summary = run.summary or {}
+        if run.finished_at is None:
+            return "the previous run did not finish"
+        if summary.get("dry_run"):
+            continue
+        if not summary.get("listing_complete"):
+            return "the previous run did not archive its whole listing"
+        return coverage_gap(summary, coverage or {})
+    return None
