@@ -130,7 +130,7 @@ async def virtual_batch(config: SimConfig, out: Path, app: Any, vt: VirtualTime)
         except PplxError:
             codes.append(2)
         else:
-            codes.append(1 if summary.failed else 0)
+            codes.append(1 if summary.failed or summary.incomplete else 0)
 
     with run_logging(settings, "batch"), anyio.fail_after(RUN_DEADLINE_S):
         await vt.run(batch)

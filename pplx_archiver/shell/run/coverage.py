@@ -35,12 +35,21 @@ def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> st
     return None
 
 
+def incomplete_count(archive: Archive) -> int:
+    """Done threads archived without a report or asset (retried by the next run)."""
+    rows = archive.index.select(
+        "SELECT COUNT(*) FROM threads WHERE status = 'done' AND completeness IS NOT NULL "
+        "AND json_valid(completeness) AND json_extract(completeness, '$.assets_complete') = 0"
+    )
+    return int(rows[0][0])
+
+
 def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None) -> str | None:
     """Why this run's listing must not stop early (None when the early stop is safe).
 
     The early stop assumes every thread older than a run of unchanged ones was archived by
     an earlier run. That holds only when the previous listing run finished its whole plan and
-    no thread is left failed or pending; after a crash, an interruption, ``--limit`` or a
+    no thread is left failed, pending or incomplete; after a crash, an interruption, ``--limit`` or a
     failure, older threads may be missing or due for a retry, so the run lists everything.
     So does a run that looks at more than the previous one did (``coverage``: its ``modes``
     and ``since``; a run with ``--mode study`` left the other modes unarchived).
@@ -48,6 +57,8 @@ def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None)
     counts = archive.index.counts()
     if counts.get("pending") or counts.get("failed"):
         return "threads failed or pending in the index"
+    if incomplete_count(archive):
+        return "threads incomplete in the index (a report or asset to fetch again)"
     if archive.first_invalid_thread() is not None:
         return "stored files of some threads are missing or changed"
     for run in archive.index.runs(100):
