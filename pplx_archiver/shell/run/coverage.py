@@ -49,8 +49,9 @@ def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None)
 
     The early stop assumes every thread older than a run of unchanged ones was archived by
     an earlier run. That holds only when the previous listing run finished its whole plan and
-    no thread is left failed, pending or incomplete; after a crash, an interruption, ``--limit`` or a
-    failure, older threads may be missing or due for a retry, so the run lists everything.
+    no thread is left failed, pending or incomplete; after a crash, an interruption,
+    ``--limit`` or a failure, older threads may be missing or due for a retry, so the run
+    lists everything.
     So does a run that looks at more than the previous one did (``coverage``: its ``modes``
     and ``since``; a run with ``--mode study`` left the other modes unarchived).
     """
