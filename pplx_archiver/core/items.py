@@ -7,7 +7,7 @@ payload so the renderer can show a placeholder instead of dropping it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pplx_archiver.core.node import Node
@@ -18,13 +18,26 @@ from pplx_archiver.core.webresults import web_results_at
 MAX_WORKFLOW_DEPTH = 32
 
 
+def _prompts(chunks: Iterable[str]) -> str:
+    """The prompts of ``objective_chunks``, each its own paragraph (consecutive prompts never
+    run together: a blank line between two, unless one already ends or starts a line)."""
+    out = ""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        if out and not out.endswith("\n\n") and not chunk.startswith("\n"):
+            out += "\n" if out.endswith("\n") else "\n\n"
+        out += chunk
+    return out
+
+
 def decode_workflow(node: Node, depth: int) -> Workflow:
     """A workflow block or nested workflow payload, recursively (bounded depth)."""
     if depth > MAX_WORKFLOW_DEPTH:
         raise node.error(f"workflows nested deeper than {MAX_WORKFLOW_DEPTH} levels")
     node.as_obj()
     steps = tuple([_decode_step(s, depth) for s in node.get_list("steps")])
-    objective = "".join(
+    objective = _prompts(
         c.get_text("text") if isinstance(c.v, dict) else c.as_str()
         for c in node.get_list("objective_chunks")
     )

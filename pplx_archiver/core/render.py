@@ -106,10 +106,13 @@ class _Renderer:
             or next((e.thread_title for e in thread.entries if e.thread_title), "")
             or next((e.query for e in thread.entries if e.query), "")
         )
-        computer_hint = thread.metadata_mode == "4" or (
-            listing is not None and (listing.mode or "").upper() in ("ASI", "COMPUTER")
-        )
         self.decision = detect_mode(thread, listing)
+        signals = self.decision.signals
+        computer_hint = (
+            signals["metadata_mode"] == "4"
+            or signals["listing_mode"] in ("ASI", "COMPUTER")
+            or bool(signals["computer_url"])
+        )
         self.mode = self.decision.mode
         route = "computer/tasks" if self.mode == "computer" and computer_hint else "search"
         self.url = f"{BASE_URL}/{route}/{self.address}"
@@ -144,7 +147,8 @@ class _Renderer:
             all_cited.extend(part.citations)
         appendix: list[str] = []
         for payload in self.placement.appendix:
-            all_cited.extend(workflow_sources(payload.workflow))
+            for shown in self.placement.family(payload):
+                all_cited.extend(workflow_sources(shown.workflow))
             if payload.workflow is None:
                 all_cited.extend(entry_sources(payload.entry))
             self.scope.rendered_payloads.add(payload.index)
@@ -260,7 +264,7 @@ class _Renderer:
                 f"## {self.label('turn')} {number}\n\n"
                 + (f"{note}\n\n" if note else "")
                 + f"### {self.label('query')}\n\n{part.query}\n\n{work}"
-                f"### {self.label('answer')}\n\n{part.answer}"
+                f"### {self.label('answer')}{part.answer_note}\n\n{part.answer}"
             )
         if appendix:
             parts.append(

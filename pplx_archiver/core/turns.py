@@ -46,6 +46,7 @@ class TurnParts:
     answer: str
     citations: tuple[WebResult, ...]
     note: str = ""  # the one-line note of a degraded turn
+    answer_note: str = ""  # the turn's interruption annotation (" ⏸ …"), on its Answer heading
     related: str = ""  # the "Related questions" section, when the turn has related queries
 
 
@@ -107,7 +108,7 @@ class Turns:
             )
         if part.subagents:
             parts.append(f"## {self.subagent_work(part)}")
-        parts.append(f"## {self.label('answer')}\n\n{part.answer}")
+        parts.append(f"## {self.label('answer')}{part.answer_note}\n\n{part.answer}")
         unique = part.citations
         if unique:
             parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
@@ -124,7 +125,7 @@ class Turns:
         self, number: int, entry: Entry, problems: tuple[tuple[str, str], ...]
     ) -> TurnParts:
         """A turn from the decoded query, answer and sources only, with its note."""
-        query = md.safe_markdown(entry.query)
+        query = self.query(entry)
         answer = entry.final_answer or entry.blocks.answer or ""
         shown = self.scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
         unique = dedupe([*entry.sources, *entry.final_web_results, *entry.blocks.web_results])
@@ -168,7 +169,8 @@ class Turns:
         conclusions: list[str] = []
         work, heading_note = self.workflow_work(entry, where)
         for payload in anchored:
-            cited.extend(workflow_sources(payload.workflow))
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
             if payload.index not in scope.rendered_payloads:
                 scope.rendered_payloads.add(payload.index)
                 work.append(self.payload_block(payload, f"{where}/subagent"))
@@ -179,7 +181,8 @@ class Turns:
             work.append(md.details(summary, plain, trusted=True))
         blocks = []
         for payload in self.placement.stubs.get(index, ()):
-            cited.extend(workflow_sources(payload.workflow))
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
             scope.rendered_payloads.add(payload.index)
             blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
             conclusions.append(conclusion(payload))
@@ -199,7 +202,7 @@ class Turns:
         return TurnParts(
             number=number,
             entry_uuid=entry.key,
-            query=md.safe_markdown(entry.query),
+            query=self.query(entry),
             work=tuple(work),
             work_note=heading_note,
             subagents=tuple(blocks),
@@ -207,7 +210,16 @@ class Turns:
             citations=unique,
             note=self.note(entry.problems),
             related=self.related(entry),
+            answer_note=heading_note,
         )
+
+    def query(self, entry: Entry) -> str:
+        """The query as shown; a turn without one (a stub turn) says so, never an empty
+        section."""
+        if entry.query.strip():
+            return md.safe_markdown(entry.query)
+        key = "stub_query" if entry.trigger == STUB_TRIGGER else "no_query"
+        return f"*{self.label(key)}*"
 
     def shown_answer(self, answer: str) -> str:
         """The answer as shown, or the "no answer" line."""

@@ -27,7 +27,22 @@ _INLINE = {ord(c): "\\" + c for c in "\\`*_[]<>#|"}  # each markup character, es
 _BACKTICKS = re.compile(r"`+")
 _NEEDS_WORK = re.compile(r"[\\`*_\[\]<>#|]|\s\s|[^\S ]|^\s|\s$")
 _URL_BAD = re.compile(r"[\s<>]")
-_DONE = {"WORKFLOW_COMPLETED", "COMPLETED", ""}
+# step status (upper case) → label of its heading note; completed and unknown ones are silent
+_STEP_STATUS = {
+    **dict.fromkeys(
+        (
+            "WORKFLOW_PENDING",
+            "PENDING",
+            "WORKFLOW_EXECUTING_STEPS",
+            "IN_PROGRESS",
+            "WORKFLOW_AWAITING_NEXT_STEPS",
+            "WORKFLOW_AWAITING_USER",
+        ),
+        "step_unfinished",
+    ),
+    **dict.fromkeys(("WORKFLOW_FAILED", "FAILED"), "step_failed"),
+    **dict.fromkeys(("WORKFLOW_CANCELED", "CANCELED"), "canceled"),
+}
 
 
 @dataclasses.dataclass(slots=True)
@@ -110,8 +125,12 @@ def block_text(text: str) -> str:
     return md.safe_markdown(md.normalize_latex(text))
 
 
-def _status_note(status: str) -> str:
-    return "" if status in _DONE else f" {code(status)}"
+def _status_note(status: str, scope: Scope) -> str:
+    """A step heading's status note: a label for a known unfinished, failed or canceled
+    status; nothing for a completed one and nothing for a status not known (never the raw
+    value: the raw JSON keeps it)."""
+    key = _STEP_STATUS.get(status.strip().upper())
+    return f" · {scope.label(key)}" if key else ""
 
 
 def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
@@ -217,7 +236,7 @@ def render_steps(steps: Sequence[Step], scope: Scope, where: str, depth: int) ->
         head = f"**{number}. {title}**"
         if step.tool_name and inline(step.tool_name) != title:
             head += f" · {code(step.tool_name)}"
-        head += _status_note(step.status)
+        head += _status_note(step.status, scope)
         body = [render_item(item, scope, where, depth) for item in step.items]
         out.append("\n\n".join([head, *(b for b in body if b)]))
     return "\n\n".join(out)

@@ -1,0 +1,180 @@
+"""Edges of placement, interruptions, modes and headings (issue 39), one crafted thread each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pplx_archiver.core.model import RawPage, RenderResult, ThreadInput
+from pplx_archiver.core.render import render_thread
+from pplx_archiver.shell.run.pipeline import row_from_arg
+from tests.core import builders as b
+
+LIMIT = "spending_limit_exceeded"
+AWAITING = "WORKFLOW_AWAITING_NEXT_STEPS"
+
+
+def _render(
+    entries: list[dict[str, Any]], background: list[dict[str, Any]] | None = None, **meta: Any
+) -> RenderResult:
+    page = b.page(entries, background, **meta)
+    return render_thread(ThreadInput("t", (RawPage({}, page),), (RawPage({}, page),)), b.CTX)
+
+
+def _at(second: int, fraction: str) -> str:
+    """``ts(second)`` with another fraction of a second (``"600000"`` → .6 s)."""
+    return b.ts(second)[:-13] + f".{fraction}+00:00"
+
+
+def _blocked_run(updated: str) -> RenderResult:
+    """A limit-interrupted computer task: a blocked 2-step run without ``completed_at`` whose
+    background entry was last updated at ``updated``; its stub turn was created at 100 s."""
+    steps = [b.step([b.text_item("one", "thought")]), b.step([b.text_item("two", "thought")])]
+    run = b.payload("toolu_X", AWAITING, steps=steps)
+    bg = b.entry(
+        "bg",
+        60,
+        is_background=True,
+        search_mode="ASI",
+        blocks=[b.workflow([run], AWAITING)],
+        locked_reason=LIMIT,
+        entry_updated_datetime=updated,
+    )
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("Working on it.")])
+    stub = b.entry("stub", 100, query="", search_mode="ASI", trigger="subagent_result", blocks=[])
+    return _render([first, stub], [bg])
+
+
+def test_run_without_completion_time_lands_on_its_stub_by_its_entry_update() -> None:
+    """No ``completed_at``: the entry's update time (0.6 s after the stub) is matched, and the
+    stub turn shows the run with its ⏸ annotation; the interruption is recorded there."""
+    result = _blocked_run(_at(100, "600000"))
+    assert result.record["background"] == [{"payload_id": "toolu_X", "landing": "stub", "turn": 2}]
+    assert result.record["interruptions"] == [
+        {
+            "location": "turn_0002/subagent_stub",
+            "kind": "limit_interrupted",
+            "headline": "Agent toolu_X",
+            "status": AWAITING,
+        }
+    ]
+    conversation = result.files["conversation.md"].decode()
+    turn2 = conversation.split("## Turn 2\n\n", 1)[1]
+    assert "#### Sub-agent: Agent toolu\\_X ⏸ limit-interrupted" in turn2
+    assert "Background tasks" not in conversation
+
+
+def test_run_whose_entry_update_is_over_10_s_from_the_stub_goes_to_the_appendix() -> None:
+    """More than 10 s between the entry's update and the stub's creation: the appendix."""
+    result = _blocked_run(_at(110, "000001"))
+    assert [x["landing"] for x in result.record["background"]] == ["appendix"]
+    assert [r["location"] for r in result.record["interruptions"]] == ["background_unassigned"]
+
+
+def _inner(status: str = "WORKFLOW_CANCELED") -> dict[str, Any]:
+    return b.payload("inner", status, steps=[b.step([b.text_item("inner work", "thought")])])
+
+
+def test_anchor_nested_in_a_subagent_with_steps_renders_once() -> None:
+    """An anchor one level down (inside a sub-agent that has steps) is anchored: shown in the
+    turn only, recorded and logged once."""
+    outer = b.payload(
+        "outer", steps=[b.step([b.text_item("look")]), b.payload("inner", anchor=True)]
+    )
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a"), b.workflow([outer])])
+    bg = b.entry("bg", 30, is_background=True, search_mode="ASI", blocks=[b.workflow([_inner()])])
+    result = _render([first], [bg])
+    assert result.record["background"] == [
+        {"payload_id": "inner", "landing": "anchored", "turn": 1}
+    ]
+    everything = "".join(v.decode() for k, v in result.files.items() if k.endswith(".md"))
+    assert everything.count("Sub-agent: Agent inner") == 1
+    assert "Background tasks" not in everything
+    assert [r["kind"] for r in result.record["interruptions"]] == ["canceled"]
+    logged = [f for f in result.findings if f.event == "WORKFLOW_INTERRUPTED"]
+    assert len(logged) == 1
+
+
+def test_payload_anchored_inside_another_payload_lands_with_it() -> None:
+    """A run anchored in another run's workflow is shown inside that run's block, once, and
+    lands where that run lands."""
+    host = b.payload("host", steps=[b.payload("inner", anchor=True)])
+    first = b.entry(
+        "e1",
+        1,
+        search_mode="ASI",
+        blocks=[b.answer_block("a"), b.workflow([b.payload("host", anchor=True)])],
+    )
+    bg1 = b.entry("bg1", 30, is_background=True, search_mode="ASI", blocks=[b.workflow([host])])
+    bg2 = b.entry("bg2", 40, is_background=True, search_mode="ASI", blocks=[b.workflow([_inner()])])
+    result = _render([first], [bg1, bg2])
+    assert [(x["payload_id"], x["landing"], x["turn"]) for x in result.record["background"]] == [
+        ("host", "anchored", 1),
+        ("inner", "anchored", 1),
+    ]
+    turn = result.files["turns/turn_0001.md"].decode()
+    assert turn.count("Sub-agent: Agent inner") == 1
+    assert "Background tasks" not in result.files["conversation.md"].decode()
+    assert len(result.record["interruptions"]) == 1
+
+
+def test_limit_interrupted_turn_without_steps_shows_the_marker() -> None:
+    """A step-less limit-interrupted turn: ⏸ on its answer in the turn file and conversation."""
+    stopped = b.workflow([], AWAITING, locked_reason=LIMIT)
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("Partial answer"), stopped])
+    result = _render([first])
+    assert [r["location"] for r in result.record["interruptions"]] == ["turn_0001"]
+    marker = "Answer ⏸ limit-interrupted (content stops at the interruption point)\n\nPartial"
+    assert f"## {marker}" in result.files["turns/turn_0001.md"].decode()
+    assert f"### {marker}" in result.files["conversation.md"].decode()
+
+
+def test_display_model_against_a_computer_signal_is_reported() -> None:
+    """No search_mode, ``pplx_study`` and metadata mode 4: computer, with MODE_SIGNAL_CONFLICT."""
+    study = b.entry(
+        "e1", 1, search_mode=None, display_model="pplx_study", blocks=[b.answer_block("a")]
+    )
+    result = _render([study], mode="4")
+    assert result.mode == "computer"
+    conflicts = [f.fields for f in result.findings if f.event == "MODE_SIGNAL_CONFLICT"]
+    assert conflicts and conflicts[0]["mode"] == "computer"
+    assert conflicts[0]["conflicting"] == ["study"]
+
+
+def test_computer_task_url_is_the_url_signal_not_the_listing() -> None:
+    """``export …/computer/tasks/<id>``: ``computer_url`` true, no listing mode credited."""
+    row = row_from_arg("https://www.perplexity.ai/computer/tasks/abc-123")
+    assert row.thread_id == "abc-123" and row.mode is None
+    entry = b.entry("e1", 1, search_mode=None, display_model=None, blocks=[b.answer_block("a")])
+    page = b.page([entry])
+    result = render_thread(
+        ThreadInput("abc-123", (RawPage({}, page),), (RawPage({}, page),), listing=row), b.CTX
+    )
+    signals = result.record["mode_signals"]
+    assert result.mode == "computer" and signals["decided_by"] == "computer_signal"
+    assert signals["computer_url"] is True and signals["listing_mode"] is None
+    assert "/computer/tasks/" in result.record["url"]
+
+
+def test_step_status_heading_never_shows_a_raw_unknown_status() -> None:
+    """An unknown step status is not printed; known unfinished/failed ones read as words."""
+    steps = [
+        b.step([b.text_item("x")], id="a", status="WORKFLOW_ZZ_FUTURE", title="Odd"),
+        b.step([b.text_item("y")], id="b", status="WORKFLOW_FAILED", title="Broken"),
+    ]
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a"), b.workflow(steps)])
+    turn = _render([first]).files["turns/turn_0001.md"].decode()
+    assert "ZZ_FUTURE" not in turn
+    assert "**1. Odd**\n" in turn and "**2. Broken** · failed" in turn
+
+
+def test_stub_turn_has_a_query_line_and_prompts_are_separated() -> None:
+    """A stub turn's Query section is not empty; two prompts of a run are two paragraphs."""
+    run = b.payload("toolu_P", completed=b.ts(99), objective_chunks=["Summarise A", "Compare B"])
+    bg = b.entry("bg", 60, is_background=True, search_mode="ASI", blocks=[b.workflow([run])])
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    stub = b.entry("stub", 100, query="", search_mode="ASI", trigger="subagent_result", blocks=[])
+    result = _render([first, stub], [bg])
+    turn = result.files["turns/turn_0002.md"].decode()
+    assert "## Query\n\n*(sub-agent results: no query of its own)*\n\n" in turn
+    assert "### Query\n\n*(sub-agent results" in result.files["conversation.md"].decode()
+    assert "Summarise A\n\nCompare B" in turn
