@@ -27,13 +27,12 @@ from pplx_archiver.core.report import pick_report, render_report
 from pplx_archiver.core.revisions import substitution_findings
 from pplx_archiver.core.subagents import collect_payloads, place
 from pplx_archiver.core.timeparse import date_of, iso, parse_ts
-from pplx_archiver.core.turns import TurnParts, Turns, conclusion
+from pplx_archiver.core.turns import TurnParts, Turns, conclusion, sources_markdown
 from pplx_archiver.core.values import Thread, WebResult
 from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
     Scope,
     inline,
-    source_list,
 )
 from pplx_archiver.errors import PayloadError
 
@@ -265,6 +264,7 @@ class _Renderer:
                 + (f"{note}\n\n" if note else "")
                 + f"### {self.label('query')}\n\n{part.query}\n\n{work}"
                 f"### {self.label('answer')}{part.answer_note}\n\n{part.answer}"
+                + (f"\n\n{self.turns.cited(part, '###')}" if part.citations else "")
             )
         if appendix:
             parts.append(
@@ -274,8 +274,7 @@ class _Renderer:
         return "\n\n".join(parts) + "\n"
 
     def sources_md(self, sources: tuple[WebResult, ...]) -> str:
-        head = f"# {self.label('sources')} ({len(sources)})"
-        return head + ("\n\n" + source_list(sources) if sources else "") + "\n"
+        return sources_markdown(sources, self.turns.parts, self.labels)
 
     def report(self) -> str | None:
         downloads = self.inp.downloads

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pplx_archiver.core import labels
 from pplx_archiver.core import markdown as md
 from pplx_archiver.core.answers import extract_answer, workflow_answer
-from pplx_archiver.core.citations import dedupe, entry_sources, workflow_sources
+from pplx_archiver.core.citations import dedupe, entry_sources, source_key, workflow_sources
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.plainsteps import render_plain_steps
 from pplx_archiver.core.prose import TurnProse, joined, sources_text
@@ -109,12 +109,17 @@ class Turns:
         if part.subagents:
             parts.append(f"## {self.subagent_work(part)}")
         parts.append(f"## {self.label('answer')}{part.answer_note}\n\n{part.answer}")
-        unique = part.citations
-        if unique:
-            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        if part.citations:
+            parts.append(self.cited(part, "##"))
         if part.related:
             parts.append(part.related)
         return "\n\n".join(parts) + "\n", part
+
+    def cited(self, part: TurnParts, marks: str) -> str:
+        """A turn's citation list under a ``marks`` heading: the list its answer's ``[n]``
+        index, the same in the turn file and in ``conversation.md``."""
+        unique = part.citations
+        return f"{marks} {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}"
 
     def subagent_work(self, part: TurnParts) -> str:
         """The "Sub-agent work" section of a stub turn, without its heading marks: the same
@@ -275,3 +280,27 @@ class Turns:
 def conclusion(payload: Payload) -> str:
     """A sub-agent's conclusion as its block shows it ('' when it has none)."""
     return workflow_answer(payload.workflow) or workflow_answer(payload.workflow, any_variant=True)
+
+
+def sources_markdown(
+    sources: tuple[WebResult, ...], parts: list[TurnParts], strings: Mapping[str, str]
+) -> str:
+    """``sources.md``: the thread's sources numbered once, then for each turn with citations
+    which of them its ``[n]`` are (a turn's ``[n]`` is the n-th item of its own list)."""
+    head = f"# {strings['sources']} ({len(sources)})"
+    if not sources:
+        return head + "\n"
+    number = {source_key(r): n for n, r in enumerate(sources, 1)}
+    rows = []
+    for part in parts:
+        pairs = [
+            f"[{n}] → {number.get(source_key(r), '?')}" for n, r in enumerate(part.citations, 1)
+        ]
+        if pairs:
+            rows.append(f"- {strings['turn']} {part.number}: " + " · ".join(pairs))
+    text = f"{head}\n\n{source_list(sources)}\n"
+    if rows:
+        text += (
+            f"\n## {strings['by_turn']}\n\n{strings['by_turn_note']}\n\n" + "\n".join(rows) + "\n"
+        )
+    return text

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from pplx_archiver.core.model import RawPage, RenderResult, ThreadInput
 from pplx_archiver.core.render import render_thread
 from pplx_archiver.shell.run.pipeline import row_from_arg
 from tests.core import builders as b
+from tests.core.scenarios import SCENARIOS
 
 LIMIT = "spending_limit_exceeded"
 AWAITING = "WORKFLOW_AWAITING_NEXT_STEPS"
@@ -178,3 +181,66 @@ def test_stub_turn_has_a_query_line_and_prompts_are_separated() -> None:
     assert "## Query\n\n*(sub-agent results: no query of its own)*\n\n" in turn
     assert "### Query\n\n*(sub-agent results" in result.files["conversation.md"].decode()
     assert "Summarise A\n\nCompare B" in turn
+
+
+def _numbered(section: str) -> list[str]:
+    """The items of the first numbered list in ``section``, in order."""
+    items: list[str] = []
+    for line in section.splitlines():
+        head, _, rest = line.partition(". ")
+        if head.isdigit() and int(head) == len(items) + 1:
+            items.append(rest)
+        elif items:
+            break
+    return items
+
+
+def _citations_resolve(result: RenderResult) -> None:
+    """Every turn's [n] names the same source in its turn file, in conversation.md, and (by
+    the by-turn map) in sources.md."""
+    sources_md = result.files["sources.md"].decode()
+    thread_list = _numbered(sources_md.partition("\n\n")[2])
+    mapping = {}
+    for line in sources_md.splitlines():
+        if line.startswith("- Turn "):
+            number, _, pairs = line[len("- Turn ") :].partition(": ")
+            mapping[int(number)] = [int(p.split(" → ")[1]) for p in pairs.split(" · ")]
+    conversation = result.files["conversation.md"].decode()
+    for name, data in result.files.items():
+        if not name.startswith("turns/"):
+            continue
+        number = int(name[len("turns/turn_") : -3])
+        text = data.decode()
+        if "\n## Citations (" not in text:
+            assert number not in mapping
+            continue
+        own = _numbered(text.split("\n## Citations (", 1)[1].split("\n\n", 1)[1])
+        turn_section = conversation.split(f"## Turn {number}\n\n", 1)[1].split("\n## Turn ")[0]
+        shown = _numbered(turn_section.split("\n### Citations (", 1)[1].split("\n\n", 1)[1])
+        assert shown == own
+        assert [thread_list[k - 1] for k in mapping[number]] == own
+
+
+def test_source_without_url_is_kept_by_name_and_citations_resolve_everywhere() -> None:
+    """A cited source with no URL stays (by name) in every list; turn 2's [1] is the same source
+    in its turn file, in conversation.md and through sources.md's by-turn map."""
+    memo = {"name": "Internal memo", "url": "", "snippet": "not online"}
+    first = b.entry("e1", 1, text=[b.final_step("See [1] and [2].", 1, 2)])
+    inner = b.final_step("Also [1], [2], [3].", 3, 1)
+    answer = orjson.loads(inner["content"]["answer"])
+    answer["web_results"].append(memo)
+    inner["content"]["answer"] = orjson.dumps(answer).decode()
+    second = b.entry("e2", 20, text=[inner])
+    result = render_thread(ThreadInput("t", (RawPage({}, b.page([first, second])),)), b.CTX)
+    sources = orjson.loads(result.files["sources.json"])["sources"]
+    assert [s["name"] for s in sources] == ["Source 1", "Source 2", "Source 3", "Internal memo"]
+    turn2 = result.files["turns/turn_0002.md"].decode()
+    assert "3. Internal memo — not online" in turn2
+    assert "- Turn 2: [1] → 3 · [2] → 1 · [3] → 4" in result.files["sources.md"].decode()
+    _citations_resolve(result)
+
+
+def test_citations_resolve_in_every_scenario() -> None:
+    """The crafted scenarios (goldens) keep the same rule."""
+    for make in SCENARIOS.values():
+        _citations_resolve(render_thread(make(), b.CTX))
