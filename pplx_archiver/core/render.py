@@ -15,7 +15,7 @@ import orjson
 
 from pplx_archiver.core import labels
 from pplx_archiver.core.assets import assets_of
-from pplx_archiver.core.citations import dedupe, entry_sources, sources_json, workflow_sources
+from pplx_archiver.core.citations import dedupe, sources_json
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.layout import thread_dir_name, thread_key
 from pplx_archiver.core.mdfile import md_bytes, yaml_scalar
@@ -144,14 +144,7 @@ class _Renderer:
             files[f"turns/turn_{number:04d}.md"] = md_bytes(text)
             answers.append(part)
             all_cited.extend(part.citations)
-        appendix: list[str] = []
-        for payload in self.placement.appendix:
-            for shown in self.placement.family(payload):
-                all_cited.extend(workflow_sources(shown.workflow))
-            if payload.workflow is None:
-                all_cited.extend(entry_sources(payload.entry))
-            self.scope.rendered_payloads.add(payload.index)
-            appendix.append(self.turns.payload_block(payload, "background_unassigned"))
+        appendix = self.turns.appendix(all_cited)
         thread_row = TurnProse(
             turn=0,
             created=iso(self.created_us()),

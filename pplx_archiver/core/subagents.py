@@ -63,6 +63,11 @@ class Placement:
     by_id: dict[str, tuple[Payload, ...]]
     inside: dict[int, tuple[Payload, ...]] = dataclasses.field(default_factory=dict)
 
+    def allowed(self, placed: Sequence[Payload]) -> frozenset[int]:
+        """The payload indexes that may be shown where ``placed`` land (their families): an
+        anchor met there for any other run shows nothing, that run being shown elsewhere."""
+        return frozenset(p.index for payload in placed for p in self.family(payload))
+
     def family(self, payload: Payload) -> tuple[Payload, ...]:
         """A payload and the payloads shown inside its block (anchored in its workflow)."""
         return (payload, *self.inside.get(payload.index, ()))

@@ -170,6 +170,8 @@ class Turns:
         where = f"turn_{number:04d}"
         index = number - 1
         anchored = self.placement.anchored.get(index, ())
+        on_stub = self.placement.stubs.get(index, ())
+        scope.here = self.placement.allowed((*anchored, *on_stub))  # runs placed in this turn
         cited: list[WebResult] = entry_sources(entry)
         conclusions: list[str] = []
         work, heading_note = self.workflow_work(entry, where)
@@ -185,7 +187,9 @@ class Turns:
             summary = f"{self.label('steps')} ({len(entry.steps)})"
             work.append(md.details(summary, plain, trusted=True))
         blocks = []
-        for payload in self.placement.stubs.get(index, ()):
+        for payload in on_stub:
+            if payload.index in scope.rendered_payloads:
+                continue  # already shown inside another run's block: once only
             for shown in self.placement.family(payload):
                 cited.extend(workflow_sources(shown.workflow))
             scope.rendered_payloads.add(payload.index)
@@ -260,6 +264,22 @@ class Turns:
             record_it=True,
             locked=payload.locked_reason,
         )
+
+    def appendix(self, cited: list[WebResult]) -> list[str]:
+        """The blocks of the payloads placed in no turn (their sources added to ``cited``)."""
+        scope = self.scope
+        scope.here = self.placement.allowed(self.placement.appendix)
+        blocks: list[str] = []
+        for payload in self.placement.appendix:
+            if payload.index in scope.rendered_payloads:
+                continue  # already shown inside another run's block: once only
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
+            if payload.workflow is None:
+                cited.extend(entry_sources(payload.entry))
+            scope.rendered_payloads.add(payload.index)
+            blocks.append(self.payload_block(payload, "background_unassigned"))
+        return blocks
 
     def plain_payload(self, payload: Payload) -> str:
         """A workflow-less background entry: its query as heading, its answer and sources."""

@@ -56,6 +56,7 @@ class Scope:
     findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
     rendered_payloads: set[int] = dataclasses.field(default_factory=set)
+    here: frozenset[int] | None = None  # payloads that may be shown where rendering is now
     shown: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def label(self, key: str, **fields: object) -> str:
@@ -242,10 +243,18 @@ def render_steps(steps: Sequence[Step], scope: Scope, where: str, depth: int) ->
     return "\n\n".join(out)
 
 
+def subagent_location(where: str) -> str:
+    """The interruption location of a sub-agent rendered inside ``where``: ``turn_NNNN/subagent``
+    under a turn's own workflow; inside another sub-agent (any depth) its enclosing
+    sub-agent's location, so the registry only knows the four forms of the contract."""
+    return where if "/" in where or where == "background_unassigned" else f"{where}/subagent"
+
+
 def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, depth: int) -> str:
     """A nested workflow: sub-agent (anchored payloads), council member, or plain nested run."""
     if workflow.mode == "LLM_COUNCIL":
         return render_member(workflow, scope, where, depth)
+    location = subagent_location(where)
     pid = workflow.id or item_id
     payloads = scope.by_id.get(pid, ())
     if payloads:
@@ -253,12 +262,14 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
         for payload in payloads:
             if payload.index in scope.rendered_payloads:
                 continue
+            if scope.here is not None and payload.index not in scope.here:
+                continue  # placed elsewhere (another turn, a stub, the appendix): shown there
             scope.rendered_payloads.add(payload.index)
             blocks.append(
                 render_subagent(
                     payload.workflow,
                     scope,
-                    f"{where}/subagent",
+                    location,
                     depth,
                     anchor=workflow,
                     record_it=True,
@@ -269,7 +280,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
     return render_subagent(
         workflow,
         scope,
-        f"{where}/subagent",
+        location,
         depth,
         anchor=None,
         record_it=True,  # annotated, so recorded too, with or without steps
