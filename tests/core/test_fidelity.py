@@ -244,3 +244,70 @@ def test_citations_resolve_in_every_scenario() -> None:
     """The crafted scenarios (goldens) keep the same rule."""
     for make in SCENARIOS.values():
         _citations_resolve(render_thread(make(), b.CTX))
+
+
+def _run_entry(uid: str, pid: str, done_us: int, **extra: Any) -> dict[str, Any]:
+    run = b.payload(pid, completed=_iso_us(done_us), steps=[b.step([b.text_item(f"{pid} work")])])
+    return b.entry(
+        uid, 30, is_background=True, search_mode="ASI", blocks=[b.workflow([run])], **extra
+    )
+
+
+def _iso_us(us: int) -> str:
+    second, micro = divmod(us, 1_000_000)
+    return _at(second, f"{micro:06d}")
+
+
+def _stub(uid: str, second: int) -> dict[str, Any]:
+    return b.entry(uid, second, query="", search_mode="ASI", trigger="subagent_result", blocks=[])
+
+
+def test_each_run_lands_on_its_nearest_stub() -> None:
+    """Closest pairs first over the thread (a stub may take several runs): a run within the
+    window of two stubs lands on the nearer one, whatever the order of runs and stubs."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    runs = [_run_entry("bg1", "r1", 104_000_000), _run_entry("bg2", "r2", 100_500_000)]
+    result = _render([first, _stub("sa", 100), _stub("sb", 105)], runs)
+    assert [(x["payload_id"], x["turn"]) for x in result.record["background"]] == [
+        ("r1", 3),
+        ("r2", 2),
+    ]
+    runs.reverse()
+    result = _render([first, _stub("sa", 100), _stub("sb", 105)], runs)
+    assert {(x["payload_id"], x["turn"]) for x in result.record["background"]} == {
+        ("r1", 3),
+        ("r2", 2),
+    }
+
+
+def test_window_holds_on_both_sides_of_the_stub() -> None:
+    """A run completed up to 10 s *after* its stub was created lands on it; 10.000001 s not."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    inside = _render([first, _stub("s", 100)], [_run_entry("bg", "r", 110_000_000)])
+    assert inside.record["background"][0]["landing"] == "stub"
+    outside = _render([first, _stub("s", 100)], [_run_entry("bg", "r", 110_000_001)])
+    assert outside.record["background"][0]["landing"] == "appendix"
+
+
+def test_background_entry_lock_makes_its_run_limit_interrupted() -> None:
+    """``locked_reason`` on the background entry (not on the run) makes an awaiting run
+    limit-interrupted; without it the run is only interrupted."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    run = b.payload("r", AWAITING, steps=[b.step([b.text_item("x")])])
+    for lock, kind in ((LIMIT, "limit_interrupted"), ("", "interrupted")):
+        bg = b.entry("bg", 30, is_background=True, blocks=[b.workflow([run])], locked_reason=lock)
+        result = _render([first], [bg])
+        assert [r["kind"] for r in result.record["interruptions"]] == [kind]
+
+
+def test_background_entry_without_nested_runs_is_one_payload_of_its_own() -> None:
+    """A background entry whose workflow holds no nested run is one payload, by its own id."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    bg = b.entry(
+        "bg-own", 30, is_background=True, blocks=[b.workflow([b.step([b.text_item("own")])])]
+    )
+    result = _render([first], [bg])
+    assert result.record["background"] == [
+        {"payload_id": "bg-own", "landing": "appendix", "turn": None}
+    ]
+    assert "own" in result.files["conversation.md"].decode().split("Background tasks")[1]
