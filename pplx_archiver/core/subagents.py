@@ -73,6 +73,13 @@ class Placement:
         return (payload, *self.inside.get(payload.index, ()))
 
 
+def is_stub(entry: Entry) -> bool:
+    """A stub turn: ``trigger: subagent_result`` and no workflow steps of its own (a turn
+    that works itself is no notification, and takes no background run)."""
+    workflow = entry.blocks.workflow
+    return entry.trigger == STUB_TRIGGER and (workflow is None or not workflow.steps)
+
+
 def payload_id(step_id: str, item_id: str, workflow: Workflow | None) -> str:
     """The id linking anchor and background: payload id, item id, or step id sans suffix."""
     if workflow is not None and workflow.id:
@@ -229,7 +236,7 @@ def _match_stubs(
     """Loose payloads onto stub turns within the window, globally greedy by smallest delta."""
     stubs: list[tuple[int, int]] = []
     for position, e in enumerate(entries):
-        if e.trigger == STUB_TRIGGER and e.created_us is not None:
+        if is_stub(e) and e.created_us is not None:
             stubs.append((position, e.created_us))
     pairs: list[tuple[int, int, int, Payload]] = []
     for payload in loose:

@@ -186,15 +186,7 @@ class Turns:
         if plain:
             summary = f"{self.label('steps')} ({len(entry.steps)})"
             work.append(md.details(summary, plain, trusted=True))
-        blocks = []
-        for payload in on_stub:
-            if payload.index in scope.rendered_payloads:
-                continue  # already shown inside another run's block: once only
-            for shown in self.placement.family(payload):
-                cited.extend(workflow_sources(shown.workflow))
-            scope.rendered_payloads.add(payload.index)
-            blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
-            conclusions.append(conclusion(payload))
+        blocks = self.stub_blocks(on_stub, entry, where, cited, conclusions)
         stub = entry.trigger == STUB_TRIGGER
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
         unique = dedupe(cited)
@@ -221,6 +213,30 @@ class Turns:
             related=self.related(entry),
             answer_note=heading_note,
         )
+
+    def stub_blocks(
+        self,
+        on_stub: tuple[Payload, ...],
+        entry: Entry,
+        where: str,
+        cited: list[WebResult],
+        conclusions: list[str],
+    ) -> list[str]:
+        """The blocks of the runs placed on a stub turn (sources and conclusions collected)."""
+        scope = self.scope
+        blocks = []
+        for payload in on_stub:
+            if payload.index in scope.rendered_payloads:
+                continue  # already shown inside another run's block: once only
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
+            scope.rendered_payloads.add(payload.index)
+            # the stub turn's own lock reason counts too: it is the run's notification
+            blocks.append(
+                self.payload_block(payload, f"{where}/subagent_stub", entry.locked_reason)
+            )
+            conclusions.append(conclusion(payload))
+        return blocks
 
     def query(self, entry: Entry) -> str:
         """The query as shown; a turn without one (a stub turn) says so, never an empty
@@ -252,7 +268,9 @@ class Turns:
             work.append(md.details(summary, steps_md, trusted=True))
         return work, heading_note
 
-    def payload_block(self, payload: Payload, location: str) -> str:
+    def payload_block(self, payload: Payload, location: str, lock: str = "") -> str:
+        """A payload's block at ``location``; ``lock`` is a lock reason of the place (a stub
+        turn's) used when the run and its entry carry none."""
         if payload.workflow is None:  # a background entry with a plain answer, no workflow
             return self.plain_payload(payload)
         return render_subagent(
@@ -262,7 +280,7 @@ class Turns:
             0,
             anchor=None,
             record_it=True,
-            locked=payload.locked_reason,
+            locked=payload.locked_reason or lock,
         )
 
     def appendix(self, cited: list[WebResult]) -> list[str]:

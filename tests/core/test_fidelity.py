@@ -311,3 +311,32 @@ def test_background_entry_without_nested_runs_is_one_payload_of_its_own() -> Non
         {"payload_id": "bg-own", "landing": "appendix", "turn": None}
     ]
     assert "own" in result.files["conversation.md"].decode().split("Background tasks")[1]
+
+
+def test_stub_turns_lock_reason_makes_its_run_limit_interrupted() -> None:
+    """The stub turn is the run's notification: its ``locked_reason`` counts for the run."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    run = b.payload("r", AWAITING, completed=b.ts(100), steps=[b.step([b.text_item("x")])])
+    bg = b.entry("bg", 30, is_background=True, search_mode="ASI", blocks=[b.workflow([run])])
+    stub = {**_stub("s", 100), "locked_reason": LIMIT}
+    result = _render([first, stub], [bg])
+    assert [(r["location"], r["kind"]) for r in result.record["interruptions"]] == [
+        ("turn_0002/subagent_stub", "limit_interrupted")
+    ]
+
+
+def test_subagent_result_turn_with_its_own_steps_is_no_stub() -> None:
+    """A ``subagent_result`` turn that has workflow steps of its own takes no background run."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    working = b.workflow([b.step([b.text_item("continuing")])])
+    turn = b.entry(
+        "s", 100, query="", search_mode="ASI", trigger="subagent_result", blocks=[working]
+    )
+    result = _render([first, turn], [_run_entry("bg", "r", 100_000_000)])
+    assert result.record["background"][0]["landing"] == "appendix"
+    assert (
+        _render([first, _stub("s", 100)], [_run_entry("bg", "r", 100_000_000)]).record[
+            "background"
+        ][0]["landing"]
+        == "stub"
+    )

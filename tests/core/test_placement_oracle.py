@@ -7,8 +7,9 @@ docs/rendering.md ("Sub-agent placement", "Interruptions") and docs/dev/api.md Â
   entry without any is one payload of its own;
 - it is *anchored* in the first turn whose workflow holds its id at any depth; a payload whose
   id sits in another payload's workflow (and in no turn) lands with that payload;
-- else the ``subagent_result`` stub turn created within 10 s of its completion time
-  (``completed_at``, else the entry's update time), closest pairs first over the thread;
+- else the ``subagent_result`` stub turn (one without workflow steps of its own) created
+  within 10 s of its completion time (``completed_at``, else the entry's update time),
+  closest pairs first over the thread; the stub turn's lock reason counts for the run;
 - else the appendix.
 
 Every annotated workflow is one ``interruptions`` record at one of the contract's locations.
@@ -85,6 +86,11 @@ def _ids(workflow: dict[str, Any] | None) -> set[str]:
     return found
 
 
+def _is_stub(entry: dict[str, Any]) -> bool:
+    """A ``subagent_result`` turn without workflow steps of its own."""
+    return entry.get("trigger") == "subagent_result" and not (_root(entry) or {}).get("steps")
+
+
 def _payloads(background: list[dict[str, Any]]) -> list[dict[str, Any]]:
     runs = []
     for entry in background:
@@ -136,7 +142,7 @@ def oracle_landing(
             continue
         done = (run["wf"] or {}).get("completed_at") or run["entry"]["entry_updated_datetime"]
         for turn, entry in enumerate(entries, 1):
-            if entry.get("trigger") == "subagent_result":
+            if _is_stub(entry):
                 delta = abs(_us(entry["entry_created_datetime"]) - _us(done))
                 if delta <= WINDOW_US:
                     pairs.append((delta, i, turn))
@@ -209,8 +215,10 @@ def oracle_interruptions(
         wf = run["wf"]
         if wf is None:
             continue
-        locked = wf.get("locked_reason") or run["entry"].get("locked_reason") or thread_lock
-        annotated = _kind(wf["status"], locked)
+        locked = wf.get("locked_reason") or run["entry"].get("locked_reason")
+        if kind == "stub":  # the stub turn is the run's notification: its lock counts too
+            locked = locked or entries[turn - 1].get("locked_reason")
+        annotated = _kind(wf["status"], locked or thread_lock)
         if annotated:
             found.append((at, annotated, wf["status"]))
         found += _walk(wf, at, placed, thread_lock)
@@ -272,7 +280,11 @@ def threads(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         extra["entry_updated_datetime"] = _iso(at + 2_000_000)
         if n and draw(st.booleans()):
             stubs.append(at)
-            entries.append(b.entry(f"e{n}", 0, query="", trigger="subagent_result", **extra))
+            lock = draw(st.sampled_from(("", LIMIT)))
+            working = draw(st.sampled_from((False, False, True)))  # a stub that works itself
+            blocks = [b.workflow([b.step([b.text_item("own")])])] if working else []
+            stub = b.entry(f"e{n}", 0, query="", trigger="subagent_result", blocks=blocks, **extra)
+            entries.append({**stub, "locked_reason": lock})
             continue
         blocks: list[dict[str, Any]] = [b.answer_block(f"answer {n}")]
         if draw(st.booleans()):
