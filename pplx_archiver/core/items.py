@@ -19,14 +19,15 @@ MAX_WORKFLOW_DEPTH = 32
 
 
 def _prompts(chunks: Iterable[str]) -> str:
-    """The prompts of ``objective_chunks``, each its own paragraph (consecutive prompts never
-    run together: a blank line between two, unless one already ends or starts a line)."""
+    """The prompt of ``objective_chunks``: the chunks joined as streamed, except where one
+    prompt would run into the next (a chunk starting with a capital letter right after a
+    chunk ending in a non-space character): a blank line keeps them apart."""
     out = ""
     for chunk in chunks:
         if not chunk:
             continue
-        if out and not out.endswith("\n\n") and not chunk.startswith("\n"):
-            out += "\n" if out.endswith("\n") else "\n\n"
+        if out and not out[-1].isspace() and chunk[0].isupper():
+            out += "\n\n"
         out += chunk
     return out
 

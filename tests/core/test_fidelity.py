@@ -183,6 +183,16 @@ def test_stub_turn_has_a_query_line_and_prompts_are_separated() -> None:
     assert "Summarise A\n\nCompare B" in turn
 
 
+def test_streamed_prompt_chunks_are_joined_as_streamed() -> None:
+    """Chunks of one streamed prompt (split mid-word or at a space) are not separated."""
+    chunks = ["Research the hist", "ory of ", "Rome and", " its roads"]
+    run = b.payload("toolu_S", completed=b.ts(99), objective_chunks=chunks)
+    bg = b.entry("bg", 60, is_background=True, search_mode="ASI", blocks=[b.workflow([run])])
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    turn = _render([first, _stub("s", 100)], [bg]).files["turns/turn_0002.md"].decode()
+    assert "Research the history of Rome and its roads" in turn
+
+
 def _numbered(section: str) -> list[str]:
     """The items of the first numbered list in ``section``, in order."""
     items: list[str] = []
