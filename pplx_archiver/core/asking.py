@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from pplx_archiver.errors import ConfigError, PayloadError
 
 # ask mode → mode name in the models config
@@ -54,7 +56,11 @@ PINNED_CONFIG: dict[str, Any] = {
         "agentic_research": "pplx_agentic_research",
         "study": "pplx_study",
     },
-    "agentic_research_compare_models": ["gpt55_thinking", "claude48opusthinking"],
+    "agentic_research_compare_models": [
+        "gpt55_thinking",
+        "claude48opusthinking",
+        "gemini31pro_high",
+    ],
 }
 
 
@@ -247,3 +253,79 @@ def mode_of_entry(entry: Mapping[str, Any]) -> str | None:
         "AGENTIC_RESEARCH": "council",
         "STUDY": "study",
     }.get(str(entry.get("search_mode") or "").upper())
+
+
+_COMPUTER_MODELS = ("pplx_asi",)  # display models of computer tasks start with this
+
+
+def _entries(thread_body: Any) -> list[Mapping[str, Any]]:
+    entries = thread_body.get("entries") if isinstance(thread_body, dict) else None
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def refuse_computer_follow_up(thread_body: Any, thread_id: str) -> None:
+    """ConfigError (one line) when the thread is a computer task: pplx-ask offers no computer
+    mode, and asking in another mode would append a foreign turn to the task."""
+    meta = thread_body.get("thread_metadata") if isinstance(thread_body, dict) else None
+    computer = isinstance(meta, dict) and str(meta.get("mode") or "") == "4"
+    for entry in _entries(thread_body):
+        mode = str(entry.get("search_mode") or "").upper()
+        model = str(entry.get("display_model") or "")
+        computer = computer or mode == "ASI" or model.startswith(_COMPUTER_MODELS)
+    if computer:
+        raise ConfigError(
+            f"--follow-up {thread_id}: a computer task cannot be continued with pplx-ask "
+            "(computer mode is not offered); continue it in the web app"
+        )
+
+
+def thread_members(thread_body: Any) -> tuple[str, ...]:
+    """The council member models the thread was last asked with (newest council turn's
+    ``COUNCIL_RESEARCH`` step, else its ``LLM_COUNCIL`` workflows); () when none is named."""
+    for entry in reversed(_entries(thread_body)):
+        found = _plain_members(entry.get("text")) or _block_members(entry.get("blocks"))
+        if found:
+            return found
+    return ()
+
+
+def _plain_members(text: Any) -> tuple[str, ...]:
+    try:
+        steps = orjson.loads(text) if isinstance(text, str) else text
+    except orjson.JSONDecodeError:
+        return ()
+    for step in steps if isinstance(steps, list) else ():
+        if isinstance(step, dict) and step.get("step_type") == "COUNCIL_RESEARCH":
+            content = step.get("content")
+            models = content.get("models") if isinstance(content, dict) else None
+            if isinstance(models, list):
+                return tuple(str(m) for m in models if isinstance(m, str) and m)
+    return ()
+
+
+def _block_members(blocks: Any) -> tuple[str, ...]:
+    found: list[str] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        workflow = block.get("workflow_block") if isinstance(block, dict) else None
+        for step in _list(workflow, "steps"):
+            for item in _list(step, "items"):
+                payload = item.get("payload") if isinstance(item, dict) else None
+                nested = payload.get("workflow_payload") if isinstance(payload, dict) else None
+                if isinstance(nested, dict) and nested.get("mode") == "LLM_COUNCIL":
+                    model = nested.get("model")
+                    if isinstance(model, str) and model and model not in found:
+                        found.append(model)
+    return tuple(found)
+
+
+def _list(value: Any, key: str) -> list[Any]:
+    got = value.get(key) if isinstance(value, dict) else None
+    return got if isinstance(got, list) else []
+
+
+def follow_up_members(table: ModelTable, thread_body: Any) -> tuple[str, ...]:
+    """The members a council follow-up asks with: the thread's own that the models config
+    still offers (at least two), else () for the config's default members."""
+    valid = set(table.ids("search"))
+    members = tuple(m for m in thread_members(thread_body) if m in valid)[:COUNCIL_MAX]
+    return members if len(members) >= COUNCIL_MIN else ()

@@ -3,8 +3,9 @@
 Channels (docs/dev/architecture.md, "Citations"): ``entry.sources`` (list form), the
 FINAL ``web_results`` (plain ``text``; its schematized twin is the ``web_results`` block)
 and every ``WORKFLOW_ITEM_SOURCES`` of the workflows rendered with the turn (sub-agents and council
-members included). The first occurrence of a URL keeps its place; empty fields are filled
-from later occurrences. ``sources.json`` is serialized with sorted keys.
+members included). The first occurrence of a URL (of a name, for a source cited without a
+URL) keeps its place; empty fields are filled from later occurrences. ``sources.json`` is
+serialized with sorted keys.
 """
 
 from __future__ import annotations
@@ -46,12 +47,24 @@ def entry_sources(entry: Entry) -> list[WebResult]:
     return found
 
 
+def source_key(result: WebResult) -> str:
+    """What makes two sources the same: the URL, else (a source cited without one) the name;
+    '' for a source with neither, which names nothing and is not kept."""
+    url = result.url.strip()
+    if url:
+        return url
+    name = " ".join(result.name.split())
+    return f"\x00name:{name}" if name else ""
+
+
 def dedupe(results: Iterable[WebResult]) -> tuple[WebResult, ...]:
-    """Unique by URL (first occurrence keeps its place; empty fields filled later)."""
+    """Unique by URL, a source without URL by its name (first occurrence keeps its place;
+    empty fields filled from later ones). Nothing cited is lost: only a source with neither
+    URL nor name is left out."""
     order: list[str] = []
     merged: dict[str, WebResult] = {}
     for result in results:
-        url = result.url.strip()
+        url = source_key(result)
         if not url:
             continue
         seen = merged.get(url)

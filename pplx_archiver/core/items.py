@@ -7,7 +7,7 @@ payload so the renderer can show a placeholder instead of dropping it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pplx_archiver.core.node import Node
@@ -18,13 +18,27 @@ from pplx_archiver.core.webresults import web_results_at
 MAX_WORKFLOW_DEPTH = 32
 
 
+def _prompts(chunks: Iterable[str]) -> str:
+    """The prompt of ``objective_chunks``: the chunks joined as streamed, except where one
+    prompt would run into the next (a chunk starting with a capital letter right after a
+    chunk ending in a non-space character): a blank line keeps them apart."""
+    out = ""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        if out and not out[-1].isspace() and chunk[0].isupper():
+            out += "\n\n"
+        out += chunk
+    return out
+
+
 def decode_workflow(node: Node, depth: int) -> Workflow:
     """A workflow block or nested workflow payload, recursively (bounded depth)."""
     if depth > MAX_WORKFLOW_DEPTH:
         raise node.error(f"workflows nested deeper than {MAX_WORKFLOW_DEPTH} levels")
     node.as_obj()
     steps = tuple([_decode_step(s, depth) for s in node.get_list("steps")])
-    objective = "".join(
+    objective = _prompts(
         c.get_text("text") if isinstance(c.v, dict) else c.as_str()
         for c in node.get_list("objective_chunks")
     )

@@ -36,6 +36,15 @@ _EN: dict[str, str] = {
     "unknown_item": "Unrecognised item type {type} (raw JSON kept in raw files)",
     "report": "Report",
     "no_answer": "(no answer was returned for this turn)",
+    "stub_query": "(sub-agent results: no query of its own)",
+    "no_query": "(no query)",
+    "step_unfinished": "unfinished",
+    "step_failed": "failed",
+    "by_turn": "Citations by turn",
+    "by_turn_note": (
+        "A turn's [n] is the n-th source of its own citation list (in conversation.md and "
+        "its turn file); [n] → k: the list above numbers it k."
+    ),
     "thoughts": "Thoughts",
     "todo_list": "To-do list",
     "table": "Table",
@@ -83,6 +92,15 @@ _ZH: dict[str, str] = {
     "unknown_item": "无法识别的条目类型 {type}（原始 JSON 保存在原始文件中）",
     "report": "报告",
     "no_answer": "（本轮没有返回回答）",
+    "stub_query": "（子代理结果：本轮没有提问）",
+    "no_query": "（没有提问）",
+    "step_unfinished": "未完成",
+    "step_failed": "失败",
+    "by_turn": "各轮引用",
+    "by_turn_note": (
+        "每轮回答中的 [n] 指该轮自己引用列表（conversation.md 与该轮文件）中的第 n 个来源；"
+        "[n] → k：即上方列表中的第 k 个。"
+    ),
     "thoughts": "思考",
     "todo_list": "待办清单",
     "table": "表格",

@@ -47,6 +47,7 @@ class ListingRow:
     space: SpaceRef | None = None
     author: str | None = None
     uuid: str = ""  # the listing's own uuid of the thread (REST ``uuid``, GraphQL ``entryId``)
+    url: str = ""  # the thread URL it was named by (``export <URL>``), a mode signal
 
     @property
     def key(self) -> str:

@@ -75,6 +75,7 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
     search_modes = sorted({e.search_mode for e in entries if e.search_mode})
     known = [SEARCH_MODE_MODE[m] for m in search_modes if m in SEARCH_MODE_MODE]
     listing_mode = (listing.mode or "").upper() if listing is not None else ""
+    url = url or (listing.url if listing is not None else "")
     computer_hint = (
         "/computer/tasks/" in url
         or thread.metadata_mode == "4"
@@ -110,7 +111,12 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
                 )
             )
     elif computer_hint:
+        # a computer signal outranks the display model and step names; a disagreeing one is
+        # reported (docs/rendering.md, "Mode")
         mode, decided_by = "computer", "computer_signal"
+        downstream = sorted({m for m in (*dm_modes, step_mode) if m and m != mode})
+        if downstream:
+            findings.append(("MODE_SIGNAL_CONFLICT", {"mode": mode, "conflicting": downstream}))
     elif dm_mode:
         mode, decided_by = dm_mode, "display_model"
         if len(dm_modes) > 1:  # entries' mapped display models disagree: most specific

@@ -15,7 +15,7 @@ import orjson
 
 from pplx_archiver.core import labels
 from pplx_archiver.core.assets import assets_of
-from pplx_archiver.core.citations import dedupe, entry_sources, sources_json, workflow_sources
+from pplx_archiver.core.citations import dedupe, sources_json
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.layout import thread_dir_name, thread_key
 from pplx_archiver.core.mdfile import md_bytes, yaml_scalar
@@ -27,13 +27,12 @@ from pplx_archiver.core.report import pick_report, render_report
 from pplx_archiver.core.revisions import substitution_findings
 from pplx_archiver.core.subagents import collect_payloads, place
 from pplx_archiver.core.timeparse import date_of, iso, parse_ts
-from pplx_archiver.core.turns import TurnParts, Turns, conclusion
+from pplx_archiver.core.turns import TurnParts, Turns, conclusion, sources_markdown
 from pplx_archiver.core.values import Thread, WebResult
 from pplx_archiver.core.variants import variant_records
 from pplx_archiver.core.workflow import (
     Scope,
     inline,
-    source_list,
 )
 from pplx_archiver.errors import PayloadError
 
@@ -106,10 +105,13 @@ class _Renderer:
             or next((e.thread_title for e in thread.entries if e.thread_title), "")
             or next((e.query for e in thread.entries if e.query), "")
         )
-        computer_hint = thread.metadata_mode == "4" or (
-            listing is not None and (listing.mode or "").upper() in ("ASI", "COMPUTER")
-        )
         self.decision = detect_mode(thread, listing)
+        signals = self.decision.signals
+        computer_hint = (
+            signals["metadata_mode"] == "4"
+            or signals["listing_mode"] in ("ASI", "COMPUTER")
+            or bool(signals["computer_url"])
+        )
         self.mode = self.decision.mode
         route = "computer/tasks" if self.mode == "computer" and computer_hint else "search"
         self.url = f"{BASE_URL}/{route}/{self.address}"
@@ -142,13 +144,7 @@ class _Renderer:
             files[f"turns/turn_{number:04d}.md"] = md_bytes(text)
             answers.append(part)
             all_cited.extend(part.citations)
-        appendix: list[str] = []
-        for payload in self.placement.appendix:
-            all_cited.extend(workflow_sources(payload.workflow))
-            if payload.workflow is None:
-                all_cited.extend(entry_sources(payload.entry))
-            self.scope.rendered_payloads.add(payload.index)
-            appendix.append(self.turns.payload_block(payload, "background_unassigned"))
+        appendix = self.turns.appendix(all_cited)
         thread_row = TurnProse(
             turn=0,
             created=iso(self.created_us()),
@@ -260,7 +256,8 @@ class _Renderer:
                 f"## {self.label('turn')} {number}\n\n"
                 + (f"{note}\n\n" if note else "")
                 + f"### {self.label('query')}\n\n{part.query}\n\n{work}"
-                f"### {self.label('answer')}\n\n{part.answer}"
+                f"### {self.label('answer')}{part.answer_note}\n\n{part.answer}"
+                + (f"\n\n{self.turns.cited(part, '###')}" if part.citations else "")
             )
         if appendix:
             parts.append(
@@ -270,8 +267,7 @@ class _Renderer:
         return "\n\n".join(parts) + "\n"
 
     def sources_md(self, sources: tuple[WebResult, ...]) -> str:
-        head = f"# {self.label('sources')} ({len(sources)})"
-        return head + ("\n\n" + source_list(sources) if sources else "") + "\n"
+        return sources_markdown(sources, self.turns.parts, self.labels)
 
     def report(self) -> str | None:
         downloads = self.inp.downloads

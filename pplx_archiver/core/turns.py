@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pplx_archiver.core import labels
 from pplx_archiver.core import markdown as md
 from pplx_archiver.core.answers import extract_answer, workflow_answer
-from pplx_archiver.core.citations import dedupe, entry_sources, workflow_sources
+from pplx_archiver.core.citations import dedupe, entry_sources, source_key, workflow_sources
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.plainsteps import render_plain_steps
 from pplx_archiver.core.prose import TurnProse, joined, sources_text
@@ -46,6 +46,7 @@ class TurnParts:
     answer: str
     citations: tuple[WebResult, ...]
     note: str = ""  # the one-line note of a degraded turn
+    answer_note: str = ""  # the turn's interruption annotation (" ⏸ …"), on its Answer heading
     related: str = ""  # the "Related questions" section, when the turn has related queries
 
 
@@ -107,13 +108,18 @@ class Turns:
             )
         if part.subagents:
             parts.append(f"## {self.subagent_work(part)}")
-        parts.append(f"## {self.label('answer')}\n\n{part.answer}")
-        unique = part.citations
-        if unique:
-            parts.append(f"## {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}")
+        parts.append(f"## {self.label('answer')}{part.answer_note}\n\n{part.answer}")
+        if part.citations:
+            parts.append(self.cited(part, "##"))
         if part.related:
             parts.append(part.related)
         return "\n\n".join(parts) + "\n", part
+
+    def cited(self, part: TurnParts, marks: str) -> str:
+        """A turn's citation list under a ``marks`` heading: the list its answer's ``[n]``
+        index, the same in the turn file and in ``conversation.md``."""
+        unique = part.citations
+        return f"{marks} {self.label('citations')} ({len(unique)})\n\n{source_list(unique)}"
 
     def subagent_work(self, part: TurnParts) -> str:
         """The "Sub-agent work" section of a stub turn, without its heading marks: the same
@@ -124,7 +130,7 @@ class Turns:
         self, number: int, entry: Entry, problems: tuple[tuple[str, str], ...]
     ) -> TurnParts:
         """A turn from the decoded query, answer and sources only, with its note."""
-        query = md.safe_markdown(entry.query)
+        query = self.query(entry)
         answer = entry.final_answer or entry.blocks.answer or ""
         shown = self.scope.block(answer) if answer.strip() else f"*{self.label('no_answer')}*"
         unique = dedupe([*entry.sources, *entry.final_web_results, *entry.blocks.web_results])
@@ -164,11 +170,14 @@ class Turns:
         where = f"turn_{number:04d}"
         index = number - 1
         anchored = self.placement.anchored.get(index, ())
+        on_stub = self.placement.stubs.get(index, ())
+        scope.here = self.placement.allowed((*anchored, *on_stub))  # runs placed in this turn
         cited: list[WebResult] = entry_sources(entry)
         conclusions: list[str] = []
         work, heading_note = self.workflow_work(entry, where)
         for payload in anchored:
-            cited.extend(workflow_sources(payload.workflow))
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
             if payload.index not in scope.rendered_payloads:
                 scope.rendered_payloads.add(payload.index)
                 work.append(self.payload_block(payload, f"{where}/subagent"))
@@ -177,12 +186,7 @@ class Turns:
         if plain:
             summary = f"{self.label('steps')} ({len(entry.steps)})"
             work.append(md.details(summary, plain, trusted=True))
-        blocks = []
-        for payload in self.placement.stubs.get(index, ()):
-            cited.extend(workflow_sources(payload.workflow))
-            scope.rendered_payloads.add(payload.index)
-            blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
-            conclusions.append(conclusion(payload))
+        blocks = self.stub_blocks(on_stub, entry, where, cited, conclusions)
         stub = entry.trigger == STUB_TRIGGER
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
         unique = dedupe(cited)
@@ -199,7 +203,7 @@ class Turns:
         return TurnParts(
             number=number,
             entry_uuid=entry.key,
-            query=md.safe_markdown(entry.query),
+            query=self.query(entry),
             work=tuple(work),
             work_note=heading_note,
             subagents=tuple(blocks),
@@ -207,7 +211,40 @@ class Turns:
             citations=unique,
             note=self.note(entry.problems),
             related=self.related(entry),
+            answer_note=heading_note,
         )
+
+    def stub_blocks(
+        self,
+        on_stub: tuple[Payload, ...],
+        entry: Entry,
+        where: str,
+        cited: list[WebResult],
+        conclusions: list[str],
+    ) -> list[str]:
+        """The blocks of the runs placed on a stub turn (sources and conclusions collected)."""
+        scope = self.scope
+        blocks = []
+        for payload in on_stub:
+            if payload.index in scope.rendered_payloads:
+                continue  # already shown inside another run's block: once only
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
+            scope.rendered_payloads.add(payload.index)
+            # the stub turn's own lock reason counts too: it is the run's notification
+            blocks.append(
+                self.payload_block(payload, f"{where}/subagent_stub", entry.locked_reason)
+            )
+            conclusions.append(conclusion(payload))
+        return blocks
+
+    def query(self, entry: Entry) -> str:
+        """The query as shown; a turn without one (a stub turn) says so, never an empty
+        section."""
+        if entry.query.strip():
+            return md.safe_markdown(entry.query)
+        key = "stub_query" if entry.trigger == STUB_TRIGGER else "no_query"
+        return f"*{self.label(key)}*"
 
     def shown_answer(self, answer: str) -> str:
         """The answer as shown, or the "no answer" line."""
@@ -231,7 +268,9 @@ class Turns:
             work.append(md.details(summary, steps_md, trusted=True))
         return work, heading_note
 
-    def payload_block(self, payload: Payload, location: str) -> str:
+    def payload_block(self, payload: Payload, location: str, lock: str = "") -> str:
+        """A payload's block at ``location``; ``lock`` is a lock reason of the place (a stub
+        turn's) used when the run and its entry carry none."""
         if payload.workflow is None:  # a background entry with a plain answer, no workflow
             return self.plain_payload(payload)
         return render_subagent(
@@ -241,8 +280,24 @@ class Turns:
             0,
             anchor=None,
             record_it=True,
-            locked=payload.locked_reason,
+            locked=payload.locked_reason or lock,
         )
+
+    def appendix(self, cited: list[WebResult]) -> list[str]:
+        """The blocks of the payloads placed in no turn (their sources added to ``cited``)."""
+        scope = self.scope
+        scope.here = self.placement.allowed(self.placement.appendix)
+        blocks: list[str] = []
+        for payload in self.placement.appendix:
+            if payload.index in scope.rendered_payloads:
+                continue  # already shown inside another run's block: once only
+            for shown in self.placement.family(payload):
+                cited.extend(workflow_sources(shown.workflow))
+            if payload.workflow is None:
+                cited.extend(entry_sources(payload.entry))
+            scope.rendered_payloads.add(payload.index)
+            blocks.append(self.payload_block(payload, "background_unassigned"))
+        return blocks
 
     def plain_payload(self, payload: Payload) -> str:
         """A workflow-less background entry: its query as heading, its answer and sources."""
@@ -263,3 +318,27 @@ class Turns:
 def conclusion(payload: Payload) -> str:
     """A sub-agent's conclusion as its block shows it ('' when it has none)."""
     return workflow_answer(payload.workflow) or workflow_answer(payload.workflow, any_variant=True)
+
+
+def sources_markdown(
+    sources: tuple[WebResult, ...], parts: list[TurnParts], strings: Mapping[str, str]
+) -> str:
+    """``sources.md``: the thread's sources numbered once, then for each turn with citations
+    which of them its ``[n]`` are (a turn's ``[n]`` is the n-th item of its own list)."""
+    head = f"# {strings['sources']} ({len(sources)})"
+    if not sources:
+        return head + "\n"
+    number = {source_key(r): n for n, r in enumerate(sources, 1)}
+    rows = []
+    for part in parts:
+        pairs = [
+            f"[{n}] → {number.get(source_key(r), '?')}" for n, r in enumerate(part.citations, 1)
+        ]
+        if pairs:
+            rows.append(f"- {strings['turn']} {part.number}: " + " · ".join(pairs))
+    text = f"{head}\n\n{source_list(sources)}\n"
+    if rows:
+        text += (
+            f"\n## {strings['by_turn']}\n\n{strings['by_turn_note']}\n\n" + "\n".join(rows) + "\n"
+        )
+    return text

@@ -27,7 +27,22 @@ _INLINE = {ord(c): "\\" + c for c in "\\`*_[]<>#|"}  # each markup character, es
 _BACKTICKS = re.compile(r"`+")
 _NEEDS_WORK = re.compile(r"[\\`*_\[\]<>#|]|\s\s|[^\S ]|^\s|\s$")
 _URL_BAD = re.compile(r"[\s<>]")
-_DONE = {"WORKFLOW_COMPLETED", "COMPLETED", ""}
+# step status (upper case) → label of its heading note; completed and unknown ones are silent
+_STEP_STATUS = {
+    **dict.fromkeys(
+        (
+            "WORKFLOW_PENDING",
+            "PENDING",
+            "WORKFLOW_EXECUTING_STEPS",
+            "IN_PROGRESS",
+            "WORKFLOW_AWAITING_NEXT_STEPS",
+            "WORKFLOW_AWAITING_USER",
+        ),
+        "step_unfinished",
+    ),
+    **dict.fromkeys(("WORKFLOW_FAILED", "FAILED"), "step_failed"),
+    **dict.fromkeys(("WORKFLOW_CANCELED", "CANCELED"), "canceled"),
+}
 
 
 @dataclasses.dataclass(slots=True)
@@ -41,6 +56,7 @@ class Scope:
     findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
     rendered_payloads: set[int] = dataclasses.field(default_factory=set)
+    here: frozenset[int] | None = None  # payloads that may be shown where rendering is now
     shown: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def label(self, key: str, **fields: object) -> str:
@@ -110,8 +126,12 @@ def block_text(text: str) -> str:
     return md.safe_markdown(md.normalize_latex(text))
 
 
-def _status_note(status: str) -> str:
-    return "" if status in _DONE else f" {code(status)}"
+def _status_note(status: str, scope: Scope) -> str:
+    """A step heading's status note: a label for a known unfinished, failed or canceled
+    status; nothing for a completed one and nothing for a status not known (never the raw
+    value: the raw JSON keeps it)."""
+    key = _STEP_STATUS.get(status.strip().upper())
+    return f" · {scope.label(key)}" if key else ""
 
 
 def render_item(item: Item, scope: Scope, where: str, depth: int) -> str:
@@ -217,16 +237,24 @@ def render_steps(steps: Sequence[Step], scope: Scope, where: str, depth: int) ->
         head = f"**{number}. {title}**"
         if step.tool_name and inline(step.tool_name) != title:
             head += f" · {code(step.tool_name)}"
-        head += _status_note(step.status)
+        head += _status_note(step.status, scope)
         body = [render_item(item, scope, where, depth) for item in step.items]
         out.append("\n\n".join([head, *(b for b in body if b)]))
     return "\n\n".join(out)
+
+
+def subagent_location(where: str) -> str:
+    """The interruption location of a sub-agent rendered inside ``where``: ``turn_NNNN/subagent``
+    under a turn's own workflow; inside another sub-agent (any depth) its enclosing
+    sub-agent's location, so the registry only knows the four forms of the contract."""
+    return where if "/" in where or where == "background_unassigned" else f"{where}/subagent"
 
 
 def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, depth: int) -> str:
     """A nested workflow: sub-agent (anchored payloads), council member, or plain nested run."""
     if workflow.mode == "LLM_COUNCIL":
         return render_member(workflow, scope, where, depth)
+    location = subagent_location(where)
     pid = workflow.id or item_id
     payloads = scope.by_id.get(pid, ())
     if payloads:
@@ -234,12 +262,14 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
         for payload in payloads:
             if payload.index in scope.rendered_payloads:
                 continue
+            if scope.here is not None and payload.index not in scope.here:
+                continue  # placed elsewhere (another turn, a stub, the appendix): shown there
             scope.rendered_payloads.add(payload.index)
             blocks.append(
                 render_subagent(
                     payload.workflow,
                     scope,
-                    f"{where}/subagent",
+                    location,
                     depth,
                     anchor=workflow,
                     record_it=True,
@@ -250,7 +280,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
     return render_subagent(
         workflow,
         scope,
-        f"{where}/subagent",
+        location,
         depth,
         anchor=None,
         record_it=True,  # annotated, so recorded too, with or without steps

@@ -192,6 +192,7 @@ class Turn:
     rewritten: bool = False
     edited: int = 0  # times the answer was edited under the same entry id (`/__sim/mutate` edit)
     served_model: str | None = None  # a model served instead of the chosen one (substitute)
+    members: tuple[str, ...] = ()  # council members asked for (``compare_model_preferences``)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

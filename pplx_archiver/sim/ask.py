@@ -81,7 +81,15 @@ class AskSim:
         self.control = AskControl()
 
     # --- thread creation ------------------------------------------------------------
-    def _turn(self, plan: ThreadPlan, kind: str, query: str, model: str, at_us: int) -> Turn:
+    def _turn(
+        self,
+        plan: ThreadPlan,
+        kind: str,
+        query: str,
+        model: str,
+        at_us: int,
+        members: tuple[str, ...] = (),
+    ) -> Turn:
         seed = self.state.seed
         tag = f":ask{len(plan.turns)}"
         rng = random.Random(f"{seed}:{plan.index}{tag}")
@@ -103,13 +111,22 @@ class AskSim:
         )
         created = at_us - (turn.updated_us - turn.created_us)
         return dataclasses.replace(
-            turn, query=query, status=COMPLETED, locked=False, created_us=created, updated_us=at_us
+            turn,
+            query=query,
+            status=COMPLETED,
+            locked=False,
+            created_us=created,
+            updated_us=at_us,
+            members=members if kind == "council" else (),
         )
 
-    def _new_thread(self, kind: str, query: str, model: str) -> ThreadPlan:
+    def _new_thread(
+        self, kind: str, query: str, model: str, members: tuple[str, ...] = ()
+    ) -> ThreadPlan:
         def make(index: int, at_us: int) -> ThreadPlan:
             base = account.plan_added(self.state.seed, index, self.state.size, at_us)
-            turn = self._turn(dataclasses.replace(base, turns=()), kind, query, model, at_us)
+            empty = dataclasses.replace(base, turns=())
+            turn = self._turn(empty, kind, query, model, at_us, members)
             turn = dataclasses.replace(turn, backend_uuid=base.uuid)
             return dataclasses.replace(
                 base,
@@ -130,11 +147,14 @@ class AskSim:
 
         return self.state.put_new(make)
 
-    def _follow_up(self, index: int, query: str, model: str | None) -> ThreadPlan:
+    def _follow_up(
+        self, index: int, query: str, model: str | None, members: tuple[str, ...] = ()
+    ) -> ThreadPlan:
         def make(plan: ThreadPlan, at_us: int) -> ThreadPlan:
             last = plan.turns[-1]
             kind = last.kind if last.kind in SEARCH_MODE else "search"
-            turn = self._turn(plan, kind, query, model or last.display_model or "", at_us)
+            asked = model or last.display_model or ""
+            turn = self._turn(plan, kind, query, asked, at_us, members)
             return dataclasses.replace(plan, turns=(*plan.turns, turn), updated_us=at_us)
 
         return self.state.put(index, make)
@@ -156,6 +176,8 @@ class AskSim:
             loc = ["body", "query_str"]
             return _json({"detail": [{"loc": loc, "msg": "field required"}]}, 422)
         model = str(params.get("model_preference") or "pplx_pro")
+        compare = params.get("compare_model_preferences")
+        members = tuple(str(m) for m in compare) if isinstance(compare, list) else ()
         if model not in models_config()["models"]:
             return _json({"detail": {"error_code": "INVALID_MODEL_PREFERENCE"}}, 400)
         self.control.asks += 1
@@ -171,10 +193,10 @@ class AskSim:
             index = decoded[1]
             if params.get("read_write_token") != self.state.plan(index).rw_token:
                 return _json({"detail": {"error_code": "FORBIDDEN"}}, 403)
-            plan = self._follow_up(index, query, None)
+            plan = self._follow_up(index, query, None, members)
         else:
             kind = KIND_OF_MODEL.get(model, "search")
-            plan = self._new_thread(kind, query, model)
+            plan = self._new_thread(kind, query, model, members)
         return self._stream(self._frames(plan, plan.turns[-1], generation, fault))
 
     def _stream(self, frames: list[bytes | None]) -> Response:

@@ -222,8 +222,9 @@ def _workflow_steps(plan: ThreadPlan, turn: Turn, answer: str) -> tuple[list[Jso
     ]
     if turn.kind == "council":
         members = []
-        for i, model in enumerate(COUNCIL_MODELS):
-            urls = turn.wsrc[i::3]
+        chosen = turn.members or COUNCIL_MODELS
+        for i, model in enumerate(chosen):
+            urls = turn.wsrc[i :: len(chosen)]
             member = {
                 "mode": "LLM_COUNCIL",
                 "model": model,
@@ -443,7 +444,7 @@ def _plain_steps(plan: ThreadPlan, turn: Turn, sign: Signer) -> list[Json]:
         steps.append(
             {
                 "step_type": "COUNCIL_RESEARCH",
-                "content": {"goal_id": "0", "models": list(COUNCIL_MODELS)},
+                "content": {"goal_id": "0", "models": list(turn.members or COUNCIL_MODELS)},
                 "uuid": turn.frontend_uuid[:8] + "-cr",
             }
         )

@@ -11,9 +11,11 @@ from pplx_archiver.core.asking import (
     PINNED_CONFIG,
     ModelChoice,
     ask_body,
+    follow_up_members,
     follow_up_of,
     mode_of_entry,
     parse_models_config,
+    refuse_computer_follow_up,
     resolve_models,
     table_lines,
 )
@@ -39,7 +41,7 @@ def test_council_takes_two_or_three_search_models() -> None:
     with pytest.raises(ConfigError, match="2 to 3 times"):
         resolve_models(TABLE, "council", ("gpt55_thinking",))
     pinned = parse_models_config(PINNED_CONFIG)
-    assert len(resolve_models(pinned, "council", ()).compare_models) == 2
+    assert len(resolve_models(pinned, "council", ()).compare_models) == 3  # the contract's 3
 
 
 def test_unknown_model_lists_the_valid_ids() -> None:
@@ -93,3 +95,51 @@ def test_mode_of_entry() -> None:
     """The follow-up keeps the thread's mode, read from search_mode."""
     assert mode_of_entry({"search_mode": "AGENTIC_RESEARCH"}) == "council"
     assert mode_of_entry({"search_mode": "ASI"}) is None
+
+
+def _council_entry(models: list[str], *, plain: bool) -> dict[str, object]:
+    if plain:
+        step = {"step_type": "COUNCIL_RESEARCH", "content": {"models": models}}
+        return {"search_mode": "AGENTIC_RESEARCH", "text": json.dumps([step])}
+    items = [
+        {
+            "type": "WORKFLOW_ITEM_WORKFLOW",
+            "payload": {"workflow_payload": {"mode": "LLM_COUNCIL", "model": m}},
+        }
+        for m in models
+    ]
+    workflow = {"workflow_block": {"steps": [{"items": items}]}}
+    return {"search_mode": "AGENTIC_RESEARCH", "blocks": [workflow]}
+
+
+def test_council_follow_up_asks_with_the_threads_own_members() -> None:
+    """The newest council turn names the members (plain step or blocks); ids the config no
+    longer offers are dropped, and fewer than two fall back to the defaults (())."""
+    two = ["gpt55_thinking", "gemini31pro_high"]
+    for plain in (True, False):
+        body = {
+            "entries": [
+                _council_entry(["claude48opusthinking"] * 3, plain=plain),
+                _council_entry(two, plain=plain),
+            ]
+        }
+        assert follow_up_members(TABLE, body) == tuple(two)
+    gone = {"entries": [_council_entry(["gpt55_thinking", "retired_model"], plain=True)]}
+    assert follow_up_members(TABLE, gone) == ()
+    assert follow_up_members(TABLE, {"entries": [{"search_mode": "SEARCH"}]}) == ()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"entries": [{"search_mode": "ASI"}]},
+        {"entries": [{"display_model": "pplx_asi_opus"}]},
+        {"entries": [{}], "thread_metadata": {"mode": "4"}},
+    ],
+)
+def test_follow_up_into_a_computer_task_is_refused(body: dict[str, object]) -> None:
+    """A computer thread is never continued in another mode: one clear line."""
+    with pytest.raises(ConfigError, match="computer task cannot be continued") as info:
+        refuse_computer_follow_up(body, "abc")
+    assert "\n" not in str(info.value)
+    refuse_computer_follow_up({"entries": [{"search_mode": "SEARCH"}]}, "abc")

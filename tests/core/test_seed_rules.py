@@ -39,13 +39,16 @@ def test_unknown_search_mode_is_ignored() -> None:
 def test_computer_task_url_reaches_mode_detection() -> None:
     """``export <…/computer/tasks/…>``: no search_mode, no metadata mode, still computer."""
     row = row_from_arg("https://www.perplexity.ai/computer/tasks/abc-123")
-    assert row == ListingRow(thread_id="abc-123", mode="COMPUTER")
+    url = "https://www.perplexity.ai/computer/tasks/abc-123"
+    assert row == ListingRow(thread_id="abc-123", url=url)
     entry = b.entry("e1", 1, search_mode=None, display_model=None, text=[b.final_step("a")])
     pages = _plain(entry)
     assert needs_blocks(pages, row)
     result = render_thread(ThreadInput("abc-123", pages, listing=row), b.CTX)
     assert result.mode == "computer"
-    assert row_from_arg("https://www.perplexity.ai/search/abc-123").mode is None
+    assert result.record["mode_signals"]["computer_url"] is True
+    plain = row_from_arg("https://www.perplexity.ai/search/abc-123")
+    assert plain.mode is None and "/computer/tasks/" not in plain.url
 
 
 def _stub_thread(completed: str) -> ThreadInput:
@@ -59,13 +62,14 @@ def _stub_thread(completed: str) -> ThreadInput:
     )
 
 
-def test_run_without_completion_time_goes_to_the_appendix() -> None:
-    """A payload with no ``completed_at`` is never time-matched to a stub turn.
+def test_run_without_completion_time_is_matched_by_its_entry_update() -> None:
+    """A payload with no ``completed_at`` is matched by its background entry's update time.
 
-    Its background entry was updated right at the stub's creation time (the old fallback).
+    The entry was updated right at the stub's creation time: the stub is its notification
+    (issue 39; tests/core/test_fidelity.py has the far side of the window).
     """
     result = render_thread(_stub_thread(""), b.CTX)
-    assert [x["landing"] for x in result.record["background"]] == ["appendix"]
+    assert [x["landing"] for x in result.record["background"]] == ["stub"]
 
 
 def test_stub_window_boundary() -> None:

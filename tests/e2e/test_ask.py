@@ -223,3 +223,27 @@ def test_ctrl_c_during_the_stream_leaves_the_archive_untouched(
     assert thread_json.read_bytes() == before
     assert sorted(p for p in out.rglob("*") if "logs" not in p.parts) == files_before
     assert not [p for p in out.rglob("*") if TEMP_PATTERN.search(p.name)]
+
+
+def test_council_follow_up_keeps_the_threads_members(sim: RunningSim, tmp_path: Path) -> None:
+    """A council thread asked with two members is followed up with those two, not the
+    config's three defaults."""
+    out = tmp_path / "a"
+    first = ask(["ask", "council question", *MODE_ARGS["council"], *sim_args(sim, out)])
+    assert first.code == 0, first.stderr
+    thread = first.record["thread_uuid"]
+    second = ask(["ask", "and then?", "--follow-up", thread, *sim_args(sim, out)])
+    assert second.code == 0, second.stderr
+    assert second.record["mode"] == "council"
+    assert second.record["compare_models"] == ["gpt55_thinking", "gemini31pro_high"]
+
+
+def test_follow_up_into_a_computer_task_is_refused(sim: RunningSim, tmp_path: Path) -> None:
+    """A computer thread is refused with one line (exit 2) and nothing is asked."""
+    truth = sim_get(sim, "/__sim/truth")["threads"]
+    computer = next(t["uuid"] for t in truth if t["mode"] == "computer")
+    asks = sim_get(sim, "/__sim/ask")["asks"]
+    done = ask(["ask", "go on", "--follow-up", computer, *sim_args(sim, tmp_path / "a")])
+    assert done.code == 2
+    assert "computer task cannot be continued" in done.stderr
+    assert sim_get(sim, "/__sim/ask")["asks"] == asks

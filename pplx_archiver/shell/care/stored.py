@@ -58,6 +58,8 @@ def listing_from_record(uuid: str, record: Mapping[str, Any]) -> ListingRow:
 
     signals = record.get("mode_signals")
     listing_mode = signals.get("listing_mode") if isinstance(signals, Mapping) else None
+    by_url = isinstance(signals, Mapping) and signals.get("computer_url") is True
+    url = (text("url") or "") if by_url else ""
     return ListingRow(
         thread_id=text("slug") or uuid,
         title=text("title") or "",
@@ -67,6 +69,7 @@ def listing_from_record(uuid: str, record: Mapping[str, Any]) -> ListingRow:
         updated_at=text("last_updated"),
         space=space_ref,
         author=text("author"),
+        url=url,
     )
 
 

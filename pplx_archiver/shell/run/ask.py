@@ -26,8 +26,10 @@ from pplx_archiver.core.asking import (
     FollowUp,
     ModelChoice,
     ask_body,
+    follow_up_members,
     follow_up_of,
     mode_of_entry,
+    refuse_computer_follow_up,
     resolve_models,
 )
 from pplx_archiver.core.stream import AskResult, AskStream
@@ -156,13 +158,17 @@ async def _request(
     """The ask body, the models chosen, the thread followed up ("" = new) and whether it is."""
     follow: FollowUp | None = None
     mode = opts.mode
+    chosen = opts.models
     thread_id = ""
     if opts.follow_up:
         thread_id = thread_id_from_arg(opts.follow_up)
         body, _ctx = await thread_context(client, thread_id)
+        refuse_computer_follow_up(body, thread_id)
         follow = follow_up_of(body, f"thread {thread_id}")
         mode = mode or mode_of_entry(body["entries"][-1]) or "search"
-    choice = resolve_models(models.table, mode or "search", opts.models)
+        if mode == "council" and not chosen:
+            chosen = follow_up_members(models.table, body)  # the thread's own members
+    choice = resolve_models(models.table, mode or "search", chosen)
     request = ask_body(
         opts.prompt,
         choice,

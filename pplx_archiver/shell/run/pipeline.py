@@ -160,10 +160,11 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{2,199}$")
 
 
 def row_from_arg(arg: str) -> ListingRow:
-    """The listing row of a thread named on the command line; a ``/computer/tasks/`` URL
-    keeps its computer signal (as the listing mode ``COMPUTER``) for mode detection."""
-    computer = "/computer/tasks/" in arg and ("://" in arg or arg.strip().startswith("www."))
-    return ListingRow(thread_id=thread_id_from_arg(arg), mode="COMPUTER" if computer else None)
+    """The listing row of a thread named on the command line; a thread URL is kept (its
+    ``/computer/tasks/`` path is the URL signal of mode detection, ``computer_url``)."""
+    text = arg.strip()
+    url = text if "://" in text or text.startswith("www.") else ""
+    return ListingRow(thread_id=thread_id_from_arg(arg), url=url)
 
 
 def thread_id_from_arg(arg: str) -> str:
