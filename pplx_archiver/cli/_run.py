@@ -364,6 +364,7 @@ def demo_hints(out: Path, program: str) -> list[str]:
         f"  grep -h ANSWER_VARIANT_DETECTED {where}/index/logs/*.jsonl | head -3",
         f"  head -3 {where}/index/answer_variants_log.jsonl",
         f"  {program} status --out {where}",
+        f"  {program} alerts --out {where} --run last",
         f"  {program} verify --out {where}",
         f"  {program} re-render --out {where} --dry-run",
     ]

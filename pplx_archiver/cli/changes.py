@@ -177,6 +177,8 @@ def _alert_text(rec: dict[str, Any]) -> str:
     fields = {k: v for k, v in rec["fields"].items() if k not in ("thread_uuid", "title")}
     details = ", ".join(f"{k}={printable(str(v))}" for k, v in sorted(fields.items()))
     thread = f" {rec['thread_uuid']}" if rec["thread_uuid"] else ""
+    title = rec["fields"].get("title")
+    thread += f" “{printable(str(title))[:60]}”" if title else ""
     return f"{rec['found_at']}  run {rec['run_id']}  {rec['kind']}{thread}\n    {details[:300]}"
 
 
