@@ -11,10 +11,12 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
+import anyio
+
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
-from pplx_archiver.errors import AuthError, ChallengeAbort
+from pplx_archiver.errors import AuthError, ChallengeAbort, PplxError
 
 # The writer makes written threads durable with one file-system sync per batch (group commit)
 # at most this often / this many threads apart; a crash before it leaves them ``pending``.
@@ -165,7 +167,11 @@ def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
             flat.append(exc)
 
     walk(group)
-    for exc in flat:
-        if isinstance(exc, AuthError | ChallengeAbort):
-            return exc
-    return flat[0] if flat else group
+    for kinds in ((AuthError, ChallengeAbort), (PplxError,)):
+        for exc in flat:
+            if isinstance(exc, kinds):
+                return exc
+    # a stream broken because the task at its other end failed says less than that failure
+    secondary = (anyio.BrokenResourceError, anyio.ClosedResourceError)
+    primary = [exc for exc in flat if not isinstance(exc, secondary)]
+    return (primary or flat or [group])[0]

@@ -103,12 +103,17 @@ def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
                 archive.writer.drop_unsynced()
                 return
             if name == "close":
-                archive.flush_done()
-                write_frame(stdout, ("ok", None, archive.unsynced, events))
+                try:
+                    archive.flush_done()
+                    answer: tuple[Any, ...] = ("ok", None)
+                except Exception as exc:  # a full disk: the run reports it, nothing is lost
+                    archive.writer.drop_unsynced()  # written, not marked done: fetched again
+                    answer = ("error", portable(exc))
+                write_frame(stdout, (*answer, archive.unsynced, events))
                 return
             try:
                 if name == COMMIT_ONLINE:
-                    answer: tuple[Any, ...] = ("ok", commit_online(archive, *args))
+                    answer = ("ok", commit_online(archive, *args))
                 elif name in ALLOWED:
                     answer = ("ok", getattr(archive, name)(*args, **kwargs))
                 else:

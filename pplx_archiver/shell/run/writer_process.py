@@ -269,14 +269,19 @@ class WriterProcess:
                 except Exception as exc:  # logged: the run reports its first error
                     if self._broken is None:
                         log.error("WRITER_CALL_FAILED", error=f"{type(exc).__name__}: {exc}")
+            closing: StoreError | None = None
             if self._broken is None and self._proc.poll() is None:
-                with contextlib.suppress(StoreError):
+                try:
                     self.call("close")
+                except StoreError as exc:  # its last group commit failed (a full disk)
+                    closing = exc
         self._close_pipes()
         code, cpu_s = self._reap()
         log.info("WRITER_PROCESS_ENDED", exit_code=code, cpu_s=cpu_s)
         if code != 0:
             raise StoreError(f"the archive writer process failed (exit {code})")
+        if closing is not None:
+            raise closing
 
     def _close_pipes(self) -> None:
         sender, self._sender = self._sender, None
