@@ -213,8 +213,8 @@ def _citations_resolve(result: RenderResult) -> None:
     mapping = {}
     for line in sources_md.splitlines():
         if line.startswith("- Turn "):
-            number, _, pairs = line[len("- Turn ") :].partition(": ")
-            mapping[int(number)] = [int(p.split(" → ")[1]) for p in pairs.split(" · ")]
+            turn_no, _, pairs = line[len("- Turn ") :].partition(": ")
+            mapping[int(turn_no)] = [int(p.split(" → ")[1]) for p in pairs.split(" · ")]
     conversation = result.files["conversation.md"].decode()
     for name, data in result.files.items():
         if not name.startswith("turns/"):

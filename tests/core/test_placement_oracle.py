@@ -210,8 +210,8 @@ def oracle_interruptions(
         if kind:
             found.append((f"turn_{turn:04d}", kind, root["status"]))
         found += _walk(root, f"turn_{turn:04d}", placed, thread_lock)
-    for run, (_pid, kind, turn) in zip(runs, landing, strict=True):
-        at = _place(kind, turn)
+    for run, (_pid, kind, landed) in zip(runs, landing, strict=True):
+        at = _place(kind, landed)
         wf = run["wf"]
         if wf is None:
             continue
@@ -282,8 +282,11 @@ def threads(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
             stubs.append(at)
             lock = draw(st.sampled_from(("", LIMIT)))
             working = draw(st.sampled_from((False, False, True)))  # a stub that works itself
-            blocks = [b.workflow([b.step([b.text_item("own")])])] if working else []
-            stub = b.entry(f"e{n}", 0, query="", trigger="subagent_result", blocks=blocks, **extra)
+            own: list[dict[str, Any]] = [b.workflow([b.step([b.text_item("own")])])]
+            stub_blocks = own if working else []
+            stub = b.entry(
+                f"e{n}", 0, query="", trigger="subagent_result", blocks=stub_blocks, **extra
+            )
             entries.append({**stub, "locked_reason": lock})
             continue
         blocks: list[dict[str, Any]] = [b.answer_block(f"answer {n}")]
