@@ -217,7 +217,8 @@ def oracle_interruptions(
             continue
         locked = wf.get("locked_reason") or run["entry"].get("locked_reason")
         if kind == "stub":  # the stub turn is the run's notification: its lock counts too
-            locked = locked or entries[turn - 1].get("locked_reason")
+            assert landed is not None
+            locked = locked or entries[landed - 1].get("locked_reason")
         annotated = _kind(wf["status"], locked or thread_lock)
         if annotated:
             found.append((at, annotated, wf["status"]))
