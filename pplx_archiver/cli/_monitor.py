@@ -83,7 +83,11 @@ def _failed_ids(index: Index | None) -> list[str]:
 
 
 def _finish_history(
-    index_path: Path | None, before: int, command: str, code: int, log_file: Path | None
+    index_path: Path | None,
+    before: int,
+    command: str,
+    outcome: tuple[int, str | None],
+    log_file: Path | None,
 ) -> tuple[RunRow | None, dict[str, Any]]:
     """Record the outcome of this command's run; return its row and the archive's figures."""
     index = _open_index(index_path)
@@ -96,7 +100,9 @@ def _finish_history(
                 run = row
                 break
         if run is not None:
-            index.record_run_outcome(run.id, code, str(log_file) if log_file else None)
+            code, error = outcome
+            shown = str(log_file.absolute()) if log_file else None  # from any folder
+            index.record_run_outcome(run.id, code, shown, error)
             run = index.run(run.id)
         figures = {
             "state_counts": index.counts(),
@@ -185,7 +191,7 @@ def run_monitored(
     duration = time.monotonic() - started
     log_file = log_var.get()
 
-    run, figures = _finish_history(index_path, before, command, code, log_file)
+    run, figures = _finish_history(index_path, before, command, (code, error), log_file)
     extra: dict[str, Any] = {}
     if command == "sync-deleted" or getattr(opts, "check_deleted", False):
         extra["deletions"] = monitor.deletion_report(log_file)

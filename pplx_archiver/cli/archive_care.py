@@ -21,7 +21,14 @@ from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import command_scope, project_error
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
+from pplx_archiver.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    EXIT_USAGE,
+    ConfigError,
+    PplxError,
+    exit_code_for,
+)
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care import rerender as rerender_mod
@@ -55,14 +62,14 @@ def _require_archive(settings: Settings) -> None:
         )
 
 
-def _fail(exc: BaseException) -> None:
-    """Print an error for a person and exit with its code."""
+def _fail(exc: BaseException, code: int | None = None) -> None:
+    """Print an error for a person and exit with its code (or ``code``)."""
     exc = project_error(exc)
     if isinstance(exc, PplxError):
         sys.stderr.write(f"error: {logconfig.redact_text(str(exc))}\n")
     else:
         sys.stderr.write(f"error: unexpected {type(exc).__name__}: {exc}\n")
-    raise typer.Exit(exit_code_for(exc))
+    raise typer.Exit(exit_code_for(exc) if code is None else code)
 
 
 def _run_log(settings: Settings, command: str, *, lock: bool) -> AbstractContextManager[Path]:
@@ -165,7 +172,7 @@ def status(
         with _open(settings, read_only=True) as archive:
             report = status_mod.collect(archive)
     except (PplxError, OSError, sqlite3.Error) as exc:
-        _fail(exc)
+        _fail(exc, EXIT_USAGE)  # no archive, or an index it cannot read: 2 (docs)
         return
     if as_json:
         typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode("utf-8"))

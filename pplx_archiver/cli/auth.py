@@ -265,6 +265,13 @@ def _to_save(cred: Credential, name: str | None) -> list[NamedCredential]:
 
 @app.command("spaces")
 def spaces_command(
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Archive folder, as on every command (spaces reads and writes nothing in it).",
+    ),
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
@@ -293,6 +300,5 @@ def spaces_command(
         typer.echo(f"{len(spaces)} spaces")
         return EXIT_OK
 
-    _execute(
-        job, _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
-    )
+    overrides = _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
+    _execute(job, overrides | {"out_dir": out})
