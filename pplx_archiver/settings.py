@@ -72,6 +72,11 @@ class Settings:
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
     )
+    # Logs of commands that do not change the archive (status-like commands, dry runs, a site
+    # written elsewhere): never into the archive (issue 40).
+    log_dir: Path = dataclasses.field(
+        default_factory=lambda: Path(platformdirs.user_log_dir(APP_DIR_NAME))
+    )
 
     def __post_init__(self) -> None:
         for name in SETTING_FIELDS:
@@ -131,6 +136,7 @@ _ENV = {
     "PPLX_ASSET_CONCURRENCY": "asset_concurrency",
     "PPLX_ASSET_RATE": "asset_rate",
     "PPLX_CONFIG_DIR": "config_dir",
+    "PPLX_LOG_DIR": "log_dir",
     "PPLX_PAGE_LIMIT": "page_limit",
     "PPLX_EARLY_STOP": "early_stop",
     "PPLX_REQUEST_DEADLINE": "request_deadline",

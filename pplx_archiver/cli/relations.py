@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._run import command_scope, fail
+from pplx_archiver.cli._run import command_scope, fail, require_writable
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
@@ -56,6 +56,7 @@ def relations(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
+        require_writable(settings.out_dir, "relations", "relations/ and the index's edges")
         with command_scope(settings, "relations"), Archive(settings.out_dir) as archive:
             summary = relations_mod.build(archive)
     except (PplxError, OSError, KeyboardInterrupt) as exc:

@@ -16,10 +16,19 @@ from pplx_archiver.settings import Settings
 
 
 def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | None) -> int:
-    """Build or update the site of the archive in ``settings``; print a line; the exit code."""
+    """Build or update the site of the archive in ``settings``; print a line; the exit code.
+
+    A site written outside the archive (``--to``) changes nothing in it: the archive is read
+    read-only (an archive the user cannot write will do), without its writer lock, and the log
+    goes to the user's log folder. The default ``<archive>/site`` is written under the lock.
+    """
     from pplx_archiver.site.build import build_site
 
-    with _open(settings, read_only=False) as archive, _run_log(settings, "site", lock=True):
+    outside = to is not None and not _inside(to, settings.out_dir)
+    with (
+        _open(settings, read_only=outside) as archive,
+        _run_log(settings, "site", lock=not outside),
+    ):
         summary = build_site(archive, to, full=full, jobs=jobs or os.cpu_count() or 1)
     typer.echo(
         f"site: {summary.threads} threads, {summary.built} pages built, "
@@ -27,6 +36,10 @@ def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | No
         f"→ {summary.site}/index.html"
     )
     return EXIT_FAILURES if summary.failed else EXIT_OK
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.expanduser().resolve().is_relative_to(folder.expanduser().resolve())
 
 
 def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str | None) -> None:

@@ -15,7 +15,7 @@ import typer
 
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
-from pplx_archiver.cli._run import command_scope, fail
+from pplx_archiver.cli._run import command_scope, fail, require_writable
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
@@ -93,6 +93,7 @@ def usage_backfill(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
+        require_writable(settings.out_dir, "usage-backfill", "each thread's usage (the index)")
         with command_scope(settings, "usage-backfill"):
             summary = anyio.run(_run, settings, usage_rate, limit)
     except (PplxError, OSError, KeyboardInterrupt) as exc:

@@ -11,6 +11,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +36,7 @@ from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
 from pplx_archiver.shell.run.deletions import DeletionReport, confirm, find_candidates
+from pplx_archiver.shell.run.dry_run import dry_run_archive
 from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
@@ -133,7 +135,7 @@ async def run_command(
     early_stop_guard = listing_gap_reason(archive, run_coverage(opts))
     # sync --full / --force also compares the recorded hashes of every stored file.
     archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
-    run_id = archive.begin_run(command)
+    run_id = 0 if archive.read_only else archive.begin_run(command)  # a dry run: no history
     state = _RunState(RunSummary(command=command))
     exit_code = 0
     try:
@@ -191,7 +193,10 @@ def _open_archive(
             f"`pplx-export reindex --out {settings.out_dir}` to rebuild it (a run now would "
             "fetch the whole account again)"
         )
-    archive = Archive(settings.out_dir, group_commit=True)
+    if getattr(opts, "dry_run", False):
+        archive = dry_run_archive(settings.out_dir)  # read-only: nothing is written
+    else:
+        archive = Archive(settings.out_dir, group_commit=True)
     ids = getattr(opts, "thread", None)
     try:
         return archive, (_id_lister(archive, list(ids)) if ids else None)
@@ -243,10 +248,7 @@ async def _archive(
                   run_id=ctx.run_id, progress=view.update, handle_signals=handle_signals,
                   on_plan=on_plan, offload=offload)  # fmt: skip
         try:
-            # Issue 8: the workers fetch each thread's assets in the same pass.
-            async with open_assets(settings, client, archive, transport=ctx.transport,
-                                   sleep=ctx.sleep, clock=ctx.clock,
-                                   shared=client.budget()):  # fmt: skip
+            async with _assets(ctx, options.dry_run):
                 await run.execute()
         finally:
             state.summary = run.summary
@@ -259,6 +261,15 @@ async def _archive(
         await confirm(client, archive, report)
         ctx.out.write(report.text(True) + "\n")
         log.info("DELETION_CHECK", **report.as_event())
+
+
+def _assets(ctx: _RunContext, dry_run: bool) -> Any:
+    """Issue 8: the workers fetch each thread's assets in the same pass (a dry run fetches
+    none, and leaves the archive's staging folder alone)."""
+    if dry_run:
+        return nullcontext()
+    return open_assets(ctx.settings, ctx.client, ctx.archive, transport=ctx.transport,
+                       sleep=ctx.sleep, clock=ctx.clock, shared=ctx.client.budget())  # fmt: skip
 
 
 def _account_lister(client: Any, settings: Settings) -> Callable[[], AsyncIterator[ListingRow]]:
@@ -290,7 +301,8 @@ def _finish(
         **run_coverage(opts),
     }
     log.info("RUN_SUMMARY", **event)
-    archive.finish_run(run_id, event)
+    if run_id:
+        archive.finish_run(run_id, event)
     archive.close()
     if summary.listed or summary.total:
         out.write(summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n")
