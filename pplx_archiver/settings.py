@@ -239,3 +239,24 @@ def load_settings(
         if value is not None:
             values[name] = _coerce(name, value, f"option --{name.replace('_', '-')}")
     return Settings(**values)
+
+
+def setting_sources(
+    overrides: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Where each setting not left at its default comes from (``doctor``): the option, the
+    environment variable or the config file, by the precedence of :func:`load_settings`."""
+    environ: Mapping[str, str] = os.environ if env is None else env
+    path = config_file_path(environ)
+    sources = dict.fromkeys(_read_config_file(path, required=_named_config(environ)), str(path))
+    for var, name in _ENV.items():
+        if var in environ and environ[var] != "":
+            sources[name] = f"environment variable {var}"
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            sources[name] = f"option {_OPTIONS.get(name) or '--' + name.replace('_', '-')}"
+    return sources
+
+
+# Settings whose command-line option is not named after them.
+_OPTIONS = {"out_dir": "--out", "cookies_file": "--cookies"}

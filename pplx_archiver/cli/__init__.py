@@ -17,6 +17,7 @@ from pplx_archiver.cli._app import app
 COMMAND_MODULES: tuple[str, ...] = (
     "archive",
     "archive_care",
+    "doctor",
     "unattended",
     "search",
     "site",
