@@ -34,6 +34,7 @@ from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care import rerender as rerender_mod
 from pplx_archiver.shell.care import status as status_mod
 from pplx_archiver.shell.care import verify as verify_mod
+from pplx_archiver.shell.run.progress import Meter
 
 OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
 
@@ -213,7 +214,10 @@ def verify(
         settings = _settings(out, lang)
         with _open(settings, read_only=True) as archive:
             threads = sum(1 for _ in archive.iter_threads("done"))
-            problems = verify_mod.verify(archive, lang=lang, jobs=jobs or os.cpu_count() or 1)
+            with Meter("verify") as meter:
+                problems = verify_mod.verify(
+                    archive, lang=lang, jobs=jobs or os.cpu_count() or 1, progress=meter
+                )
             turns, with_degraded = verify_mod.degraded_summary(archive)
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)

@@ -18,6 +18,7 @@ from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care import relations as relations_mod
+from pplx_archiver.shell.run.progress import Meter
 
 
 @app.command("relations")
@@ -57,8 +58,12 @@ def relations(
                 "pass --out or set PPLX_OUT"
             )
         require_writable(settings.out_dir, "relations", "relations/ and the index's edges")
-        with command_scope(settings, "relations"), Archive(settings.out_dir) as archive:
-            summary = relations_mod.build(archive)
+        with (
+            command_scope(settings, "relations"),
+            Archive(settings.out_dir) as archive,
+            Meter("relations: threads read") as meter,
+        ):
+            summary = relations_mod.build(archive, progress=meter)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
     kinds = ", ".join(f"{kind} {n}" for kind, n in summary.by_kind.items())

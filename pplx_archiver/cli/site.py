@@ -13,6 +13,7 @@ from pplx_archiver.cli._options import LOG_FORMAT, bounded
 from pplx_archiver.cli.archive_care import OUT_HELP, _fail, _open, _run_log, _settings
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings
+from pplx_archiver.shell.run.progress import Meter
 
 
 def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | None) -> int:
@@ -28,8 +29,11 @@ def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | No
     with (
         _open(settings, read_only=outside) as archive,
         _run_log(settings, "site", lock=not outside),
+        Meter("site: pages") as meter,
     ):
-        summary = build_site(archive, to, full=full, jobs=jobs or os.cpu_count() or 1)
+        summary = build_site(
+            archive, to, full=full, jobs=jobs or os.cpu_count() or 1, progress=meter
+        )
     typer.echo(
         f"site: {summary.threads} threads, {summary.built} pages built, "
         f"{summary.unchanged} unchanged, {summary.removed} removed, {summary.failed} failed "

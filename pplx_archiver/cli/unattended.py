@@ -48,14 +48,18 @@ def reindex(
     """
     from pplx_archiver.shell.archive.search_rebuild import print_progress
     from pplx_archiver.shell.care.reindex import reindex as rebuild
+    from pplx_archiver.shell.run.progress import Meter
 
     try:
         settings = load_settings({"out_dir": out, "log_format": log_format})
         check_out_dir(settings.out_dir)
         if not settings.out_dir.is_dir():
             raise ConfigError(f"--out {settings.out_dir}: no such folder")
-        with command_scope(settings, "reindex"):
-            summary = rebuild(settings.out_dir, search_progress=print_progress)
+        with command_scope(settings, "reindex"), Meter("reindex: search index") as meter:
+            # a terminal: counts, rate and ETA in place; elsewhere the plain progress lines
+            summary = rebuild(
+                settings.out_dir, search_progress=meter if meter.enabled else print_progress
+            )
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
     typer.echo(summary.line())

@@ -20,6 +20,7 @@ from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care.usage import DEFAULT_USAGE_RATE, UsageSummary, backfill_usage
+from pplx_archiver.shell.run.progress import Meter
 
 
 async def _run(settings: Settings, rate: float, limit: int | None) -> UsageSummary:
@@ -29,7 +30,8 @@ async def _run(settings: Settings, rate: float, limit: int | None) -> UsageSumma
     limiter = RateLimiter(rate, 1, floor=min(0.05, rate))
     with Archive(settings.out_dir) as archive:
         async with open_session(settings, limiter=limiter) as (client, _info):
-            return await backfill_usage(archive, client, limit=limit)
+            with Meter("usage-backfill: threads asked") as meter:
+                return await backfill_usage(archive, client, limit=limit, progress=meter)
 
 
 @app.command("usage-backfill")

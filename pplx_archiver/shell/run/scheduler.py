@@ -135,6 +135,7 @@ class Run:
         async with send:
             async for row in self.lister():
                 self.summary.listed += 1
+                self.progress("listed", self.summary)  # the listing phase shows too
                 if self.options.keep_listed_ids:
                     self.listed_ids.update((row.thread_id, row.key))
                 key = self._stored_key(row)
