@@ -8,6 +8,7 @@ or config error (including "no archive at --out").
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 import sys
@@ -19,7 +20,14 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    QUIET,
+    VERBOSE,
+    bounded,
+    console_level,
+    print_json,
+)
 from pplx_archiver.cli._run import command_scope, project_error
 from pplx_archiver.errors import (
     EXIT_FAILURES,
@@ -39,8 +47,15 @@ from pplx_archiver.shell.run.progress import Meter
 OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
 
 
-def _settings(out: Path | None, lang: str | None = None, log_format: str | None = None) -> Settings:
-    return load_settings({"out_dir": out, "lang": lang, "log_format": log_format})
+def _settings(
+    out: Path | None,
+    lang: str | None = None,
+    log_format: str | None = None,
+    level: str | None = None,
+) -> Settings:
+    return load_settings(
+        {"out_dir": out, "lang": lang, "log_format": log_format, "console_level": level}
+    )
 
 
 def _open(settings: Settings, *, read_only: bool) -> Archive:
@@ -109,6 +124,9 @@ def re_render(
         metavar="[auto|json|console]",
         help="stderr log format; auto = console lines on a terminal, JSON otherwise.",
     ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Rebuild every derived file from the stored raw files, offline and byte-identical.
 
@@ -122,7 +140,7 @@ def re_render(
       pplx-export re-render -o ~/pplx-archive --lang zh --jobs 2
     """
     try:
-        settings = _settings(out, lang, log_format)
+        settings = _settings(out, lang, log_format, console_level(quiet, verbose))
         _require_archive(settings)
         with (
             _run_log(settings, "re-render", lock=not dry_run),
@@ -139,6 +157,9 @@ def re_render(
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
+    if as_json:
+        print_json(summary.as_event() | {"dry_run": dry_run})
+        raise typer.Exit(EXIT_FAILURES if summary.failures else EXIT_OK)
     verb = "would rewrite" if dry_run else "rewrote"
     typer.echo(
         f"re-render: {summary.threads} threads, {verb} {summary.rewritten_files} files "
@@ -197,6 +218,8 @@ def verify(
         metavar="[en|zh]",
         help="Check against this label language (default: the one each thread records).",
     ),
+    quiet: bool = QUIET,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Audit the archive; print each problem with its path; exit 1 when there is any.
 
@@ -214,7 +237,7 @@ def verify(
         settings = _settings(out, lang)
         with _open(settings, read_only=True) as archive:
             threads = sum(1 for _ in archive.iter_threads("done"))
-            with Meter("verify") as meter:
+            with Meter("verify", enabled=False if quiet else None) as meter:
                 problems = verify_mod.verify(
                     archive, lang=lang, jobs=jobs or os.cpu_count() or 1, progress=meter
                 )
@@ -222,6 +245,17 @@ def verify(
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
+    if as_json:
+        print_json(
+            {
+                "ok": not problems,
+                "threads": threads,
+                "problems": [dataclasses.asdict(p) for p in problems],
+                "degraded_turns": turns,
+                "degraded_threads": with_degraded,
+            }
+        )
+        raise typer.Exit(EXIT_FAILURES if problems else EXIT_OK)
     for problem in problems:
         typer.echo(problem.line())
     if turns:

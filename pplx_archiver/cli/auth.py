@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 import typer
 
 from pplx_archiver import logconfig
@@ -278,6 +279,7 @@ def spaces_command(
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array, one object a space."),
 ) -> None:
     """List the spaces (collections) of your account.
 
@@ -290,6 +292,10 @@ def spaces_command(
     async def job(settings: Settings) -> int:
         async with open_session(settings) as (client, _info):
             spaces = await list_spaces(client)
+        if as_json:
+            keys = ("uuid", "slug", "title", "emoji", "description", "thread_count")
+            typer.echo(orjson.dumps([{k: getattr(s, k) for k in keys} for s in spaces]).decode())
+            return EXIT_OK
         if not spaces:
             typer.echo("No spaces.")
             return EXIT_OK
