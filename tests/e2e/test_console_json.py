@@ -47,11 +47,15 @@ def test_json_quiet_and_verbose_on_the_long_commands(tmp_path: Path) -> None:
     assert code == 0 and _one_json(body)["threads"] == 6  # type: ignore[index]
     code, body, _ = _invoke("relations", *o, "--json", "-v")
     assert code == 0 and _one_json(body)["threads"] == 6  # type: ignore[index]
+    code, body, _ = _invoke("assets-backfill", *o, "--json", "-q")
+    assert code == 0 and _one_json(body)["threads"] == 6  # type: ignore[index]
     code, body, _ = _invoke("reindex", *o, "--json", "-q")
     assert code == 0 and _one_json(body)["threads"] == 6  # type: ignore[index]
 
 
-@pytest.mark.parametrize("command", ["re-render", "site", "relations", "reindex"])
+@pytest.mark.parametrize(
+    "command", ["re-render", "site", "relations", "reindex", "assets-backfill", "usage-backfill"]
+)
 def test_quiet_and_verbose_exclude_each_other(command: str, tmp_path: Path) -> None:
     code, _out, err = _invoke(command, "-o", str(tmp_path), "-q", "-v")
     assert code == 2 and err.strip() == "error: --verbose and --quiet exclude each other"
