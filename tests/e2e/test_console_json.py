@@ -54,7 +54,16 @@ def test_json_quiet_and_verbose_on_the_long_commands(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["re-render", "site", "relations", "reindex", "assets-backfill", "usage-backfill"]
+    "command",
+    [
+        "re-render",
+        "site",
+        "relations",
+        "reindex",
+        "assets-backfill",
+        "usage-backfill",
+        "sync-deleted",
+    ],
 )
 def test_quiet_and_verbose_exclude_each_other(command: str, tmp_path: Path) -> None:
     code, _out, err = _invoke(command, "-o", str(tmp_path), "-q", "-v")
