@@ -37,6 +37,11 @@ def test_json_quiet_and_verbose_on_the_long_commands(tmp_path: Path) -> None:
         assert code == 0 and _one_json(body)["threads"] == 6  # type: ignore[index]
         code, body, _ = _invoke("spaces", "--json", *session)
         assert code == 0 and isinstance(_one_json(body), list)
+        code, body, _ = _invoke("auth", "check", "--json", *session)
+        checked = _one_json(body)
+        assert code == 0 and checked["exit_code"] == 0  # type: ignore[index]
+        assert checked["accounts"][0]["thread_detail"] == "ok"  # type: ignore[index]
+        assert sim.session_token not in body
     o = ["-o", str(out)]
     code, body, _ = _invoke("verify", *o, "--json", "-q", "--jobs", "1")
     report = _one_json(body)
