@@ -46,9 +46,10 @@ def _interpreter(user: tuple[int, int] | None) -> list[str]:
     The test's own interpreter may live where that user cannot reach (a pyenv under /root);
     then the system's interpreter of the same version is used, with this venv's packages.
     """
-    candidates = [sys.executable]
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    candidates += [p for p in (shutil.which(version, path="/usr/bin:/bin"),) if p]
+    folders = os.environ.get("PATH", "").split(os.pathsep) + os.defpath.split(os.pathsep)
+    found = [str(Path(d) / version) for d in folders if d and (Path(d) / version).is_file()]
+    candidates = list(dict.fromkeys([sys.executable, *found]))
     for python in candidates:
         try:
             probe = subprocess.run(
