@@ -144,6 +144,10 @@ _LEVEL_NUMBERS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 4
 
 _sinks = _Sinks()
 
+# Events the log files keep but stderr does not show: the command prints its error itself,
+# once, as an ``error:`` line (``cli/_run.fail``).
+FILE_ONLY = frozenset({"RUN_FAILED"})
+
 
 def _emit(
     logger: Any, method: str, event_dict: MutableMapping[str, Any]
@@ -157,7 +161,7 @@ def _emit(
             fh.write(line)
             fh.flush()
         level = _LEVEL_NUMBERS.get(str(event_dict.get("level", "info")), 20)
-        if level < _sinks.console_min:
+        if level < _sinks.console_min or event_dict.get("event") in FILE_ONLY:
             raise structlog.DropEvent
         if _sinks.stderr_json is not None:
             _sinks.stderr_json.write(line)

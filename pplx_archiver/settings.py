@@ -72,6 +72,11 @@ class Settings:
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
     )
+    # Logs of commands that do not change the archive (status-like commands, dry runs, a site
+    # written elsewhere): never into the archive (issue 40).
+    log_dir: Path = dataclasses.field(
+        default_factory=lambda: Path(platformdirs.user_log_dir(APP_DIR_NAME))
+    )
 
     def __post_init__(self) -> None:
         for name in SETTING_FIELDS:
@@ -131,6 +136,7 @@ _ENV = {
     "PPLX_ASSET_CONCURRENCY": "asset_concurrency",
     "PPLX_ASSET_RATE": "asset_rate",
     "PPLX_CONFIG_DIR": "config_dir",
+    "PPLX_LOG_DIR": "log_dir",
     "PPLX_PAGE_LIMIT": "page_limit",
     "PPLX_EARLY_STOP": "early_stop",
     "PPLX_REQUEST_DEADLINE": "request_deadline",
@@ -233,3 +239,24 @@ def load_settings(
         if value is not None:
             values[name] = _coerce(name, value, f"option --{name.replace('_', '-')}")
     return Settings(**values)
+
+
+def setting_sources(
+    overrides: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Where each setting not left at its default comes from (``doctor``): the option, the
+    environment variable or the config file, by the precedence of :func:`load_settings`."""
+    environ: Mapping[str, str] = os.environ if env is None else env
+    path = config_file_path(environ)
+    sources = dict.fromkeys(_read_config_file(path, required=_named_config(environ)), str(path))
+    for var, name in _ENV.items():
+        if var in environ and environ[var] != "":
+            sources[name] = f"environment variable {var}"
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            sources[name] = f"option {_OPTIONS.get(name) or '--' + name.replace('_', '-')}"
+    return sources
+
+
+# Settings whose command-line option is not named after them.
+_OPTIONS = {"out_dir": "--out", "cookies_file": "--cookies"}

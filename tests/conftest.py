@@ -39,6 +39,7 @@ def _no_user_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         if name.startswith("PPLX_") and name not in SUITE_VARIABLES:
             monkeypatch.delenv(name)
     monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("PPLX_LOG_DIR", str(tmp_path / "user-log"))
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ from pplx_archiver.cli._app import app
 COMMAND_MODULES: tuple[str, ...] = (
     "archive",
     "archive_care",
+    "doctor",
     "unattended",
     "search",
     "site",
@@ -40,7 +41,12 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        "-V",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
     ),
 ) -> None:
     """Archive a Perplexity account: every thread of every mode, complete and re-renderable.

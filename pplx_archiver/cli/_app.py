@@ -75,7 +75,7 @@ app = typer.Typer(
     name="pplx-export",
     cls=OneLineGroup,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )

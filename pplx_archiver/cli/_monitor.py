@@ -52,11 +52,11 @@ def _index_path(opts: Any) -> Path | None:
     return out_dir / INDEX_DIR / "archive.sqlite"
 
 
-def _open_index(path: Path | None) -> Index | None:
+def _open_index(path: Path | None, *, read_only: bool = True) -> Index | None:
     if path is None or not path.is_file():
         return None
     try:
-        return Index(path)
+        return Index(path, read_only=read_only)
     except PplxError:
         return None  # the command itself reports an unreadable index
 
@@ -83,10 +83,18 @@ def _failed_ids(index: Index | None) -> list[str]:
 
 
 def _finish_history(
-    index_path: Path | None, before: int, command: str, code: int, log_file: Path | None
+    index_path: Path | None,
+    before: int,
+    command: str,
+    outcome: tuple[int, str | None],
+    log_file: Path | None,
+    *,
+    dry_run: bool = False,
 ) -> tuple[RunRow | None, dict[str, Any]]:
-    """Record the outcome of this command's run; return its row and the archive's figures."""
-    index = _open_index(index_path)
+    """Record the outcome of this command's run; return its row and the archive's figures.
+
+    A dry run recorded no run: the index is only read (an unwritable archive will do)."""
+    index = _open_index(index_path, read_only=dry_run)
     if index is None:
         return None, {}
     try:
@@ -96,7 +104,9 @@ def _finish_history(
                 run = row
                 break
         if run is not None:
-            index.record_run_outcome(run.id, code, str(log_file) if log_file else None)
+            code, error = outcome
+            shown = str(log_file.absolute()) if log_file else None  # from any folder
+            index.record_run_outcome(run.id, code, shown, error)
             run = index.run(run.id)
         figures = {
             "state_counts": index.counts(),
@@ -185,7 +195,10 @@ def run_monitored(
     duration = time.monotonic() - started
     log_file = log_var.get()
 
-    run, figures = _finish_history(index_path, before, command, code, log_file)
+    dry_run = bool(getattr(opts, "dry_run", False))
+    run, figures = _finish_history(
+        index_path, before, command, (code, error), log_file, dry_run=dry_run
+    )
     extra: dict[str, Any] = {}
     if command == "sync-deleted" or getattr(opts, "check_deleted", False):
         extra["deletions"] = monitor.deletion_report(log_file)

@@ -63,3 +63,26 @@ def bounded(key: str, default: Any, *decls: str, metavar: str, help: str) -> Any
     low: float = int(bound.low) if bound.integer else bound.low
     high: float = int(bound.high) if bound.integer else bound.high
     return typer.Option(default, *decls, min=low, max=high, metavar=metavar, help=help)
+
+
+QUIET = typer.Option(
+    False, "--quiet", "-q", help="Only errors on stderr: no progress, no warnings."
+)
+VERBOSE = typer.Option(False, "--verbose", "-v", help="Also show every log event on stderr.")
+JSON_OUT = typer.Option(False, "--json", help="Print the result as one JSON object on stdout.")
+
+
+def console_level(quiet: bool, verbose: bool) -> str | None:
+    """The ``console_level`` setting of ``-q``/``-v`` (None: the configured one)."""
+    if quiet and verbose:
+        from pplx_archiver.errors import ConfigError
+
+        raise ConfigError("--verbose and --quiet exclude each other")
+    return "info" if verbose else ("error" if quiet else None)
+
+
+def print_json(value: Any) -> None:
+    """One JSON object (or array) on stdout, on one line."""
+    import orjson
+
+    typer.echo(orjson.dumps(value, default=str).decode("utf-8"))

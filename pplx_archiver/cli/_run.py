@@ -119,34 +119,35 @@ def utc_stamp() -> str:
 
 
 @contextmanager
-def run_logging(settings: Settings, command: str, *, required: bool = True) -> Iterator[Path]:
-    """Configure logs for one command: the run's JSON log file plus stderr.
+def run_logging(
+    settings: Settings, command: str, *, required: bool = True, in_archive: bool = True
+) -> Iterator[Path]:
+    """Configure logs for one command: its JSON log file plus stderr.
 
-    With ``required=False`` (read-only commands) an archive whose ``index/logs`` cannot be
-    written (a read-only archive) logs to stderr only; the yielded path then does not exist.
+    A command that changes the archive logs into ``<out>/index/logs`` (``required``: a
+    folder it cannot create there is an error). One that does not (``in_archive=False``:
+    status-like commands, dry runs, a site written elsewhere) logs into the user's log
+    folder (``settings.log_dir``) and writes nothing into the archive; when that folder
+    cannot be written either it logs to stderr only, and the yielded path does not exist.
     """
-    logs = settings.out_dir / "index" / "logs"
-    path = logs / f"{command}-{utc_stamp()}.jsonl"
+    logs = settings.out_dir.absolute() / "index" / "logs" if in_archive else settings.log_dir
+    path = logs.absolute() / f"{command}-{utc_stamp()}.jsonl"
     CURRENT_LOG_FILE.set(path)
+    logconfig.register_secret(settings.session_token)
     try:
         logs.mkdir(parents=True, exist_ok=True)
-        fh = path.open("ab")
+        fh: IO[bytes] | None = path.open("ab")
     except OSError:
-        if required:
+        if required and in_archive:
             raise
-        logconfig.register_secret(settings.session_token)
+        fh = None
+    with ExitStack() as stack:
+        if fh is not None:
+            stack.enter_context(fh)
         logconfig.configure(
-            log_format=settings.log_format, json_files=[], console_level=settings.console_level
-        )
-        try:
-            yield path
-        finally:
-            structlog.reset_defaults()
-        return
-    with fh:
-        logconfig.register_secret(settings.session_token)
-        logconfig.configure(
-            log_format=settings.log_format, json_files=[fh], console_level=settings.console_level
+            log_format=settings.log_format,
+            json_files=[fh] if fh is not None else [],
+            console_level=settings.console_level,
         )
         try:
             yield path
@@ -175,6 +176,17 @@ def check_out_dir(out: Path) -> None:
         raise ConfigError(f"--out {path}: {target} is not writable by this user")
 
 
+def require_writable(out: Path, command: str, what: str) -> None:
+    """Stop in one line when a command that must write ``what`` into the archive cannot."""
+    folders = [Path(out), Path(out) / "index", Path(out) / "index" / "archive.sqlite"]
+    stuck = next((p for p in folders if p.exists() and not os.access(p, os.W_OK)), None)
+    if stuck is not None:
+        raise ConfigError(
+            f"{command} writes {what} into the archive, and {stuck} is not writable by this "
+            "user; run it as the archive's owner (status, search, verify and site --to only read)"
+        )
+
+
 def project_error(exc: BaseException) -> BaseException:
     """An OS or SQLite error as the project's StoreError (with the path and a hint)."""
     if isinstance(exc, PplxError):
@@ -193,12 +205,14 @@ def project_error(exc: BaseException) -> BaseException:
 def command_scope(settings: Settings, command: str, *, lock: bool = True) -> Iterator[Path]:
     """One command's run: its log file, the archive's writer lock, its failure event.
 
-    Every non-zero exit (an error, Ctrl-C, a busy archive) is logged to the run's log file
-    as ``RUN_FAILED`` with the exit code and reason before it propagates.
+    A command that takes the lock changes the archive and logs into it; one that does not
+    (``lock=False``: a dry run) writes nothing into the archive, its log included (see
+    :func:`run_logging`). Every non-zero exit (an error, Ctrl-C, a busy archive) is logged to
+    the run's log file as ``RUN_FAILED`` with the exit code and reason before it propagates.
     """
     from pplx_archiver.shell.archive.lock import writer_lock
 
-    with run_logging(settings, command, required=lock) as path:
+    with run_logging(settings, command, in_archive=lock) as path:
         try:
             with ExitStack() as stack:
                 if lock:
@@ -243,13 +257,14 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
 
     try:
         settings = opts.settings()
-        check_out_dir(settings.out_dir)
+        if not opts.dry_run:  # a dry run writes nothing: a read-only archive will do
+            check_out_dir(settings.out_dir)
     except PplxError as exc:
         raise typer.Exit(fail(exc)) from None
     if opts.verbose and opts.quiet:
         raise typer.Exit(fail(ConfigError("--verbose and --quiet exclude each other")))
     try:
-        with command_scope(settings, command) as log_path:
+        with command_scope(settings, command, lock=not opts.dry_run) as log_path:
             accounts = _accounts(settings, command, opts)
             if accounts is not None:
                 from pplx_archiver.shell.run.accounts import run_accounts

@@ -374,6 +374,8 @@ def sync_deleted(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    verbose: bool = VERBOSE,
+    quiet: bool = QUIET,
 ) -> None:
     """Find archived threads missing from the listing; with --online, confirm and tombstone.
 

@@ -8,6 +8,7 @@ or config error (including "no archive at --out").
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 import sys
@@ -19,20 +20,42 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    QUIET,
+    VERBOSE,
+    bounded,
+    console_level,
+    print_json,
+)
 from pplx_archiver.cli._run import command_scope, project_error
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
+from pplx_archiver.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    EXIT_USAGE,
+    ConfigError,
+    PplxError,
+    exit_code_for,
+)
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care import rerender as rerender_mod
 from pplx_archiver.shell.care import status as status_mod
 from pplx_archiver.shell.care import verify as verify_mod
+from pplx_archiver.shell.run.progress import Meter
 
 OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
 
 
-def _settings(out: Path | None, lang: str | None = None, log_format: str | None = None) -> Settings:
-    return load_settings({"out_dir": out, "lang": lang, "log_format": log_format})
+def _settings(
+    out: Path | None,
+    lang: str | None = None,
+    log_format: str | None = None,
+    level: str | None = None,
+) -> Settings:
+    return load_settings(
+        {"out_dir": out, "lang": lang, "log_format": log_format, "console_level": level}
+    )
 
 
 def _open(settings: Settings, *, read_only: bool) -> Archive:
@@ -55,14 +78,14 @@ def _require_archive(settings: Settings) -> None:
         )
 
 
-def _fail(exc: BaseException) -> None:
-    """Print an error for a person and exit with its code."""
+def _fail(exc: BaseException, code: int | None = None) -> None:
+    """Print an error for a person and exit with its code (or ``code``)."""
     exc = project_error(exc)
     if isinstance(exc, PplxError):
         sys.stderr.write(f"error: {logconfig.redact_text(str(exc))}\n")
     else:
         sys.stderr.write(f"error: unexpected {type(exc).__name__}: {exc}\n")
-    raise typer.Exit(exit_code_for(exc))
+    raise typer.Exit(exit_code_for(exc) if code is None else code)
 
 
 def _run_log(settings: Settings, command: str, *, lock: bool) -> AbstractContextManager[Path]:
@@ -101,6 +124,9 @@ def re_render(
         metavar="[auto|json|console]",
         help="stderr log format; auto = console lines on a terminal, JSON otherwise.",
     ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Rebuild every derived file from the stored raw files, offline and byte-identical.
 
@@ -114,7 +140,7 @@ def re_render(
       pplx-export re-render -o ~/pplx-archive --lang zh --jobs 2
     """
     try:
-        settings = _settings(out, lang, log_format)
+        settings = _settings(out, lang, log_format, console_level(quiet, verbose))
         _require_archive(settings)
         with (
             _run_log(settings, "re-render", lock=not dry_run),
@@ -131,6 +157,9 @@ def re_render(
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
+    if as_json:
+        print_json(summary.as_event() | {"dry_run": dry_run})
+        raise typer.Exit(EXIT_FAILURES if summary.failures else EXIT_OK)
     verb = "would rewrite" if dry_run else "rewrote"
     typer.echo(
         f"re-render: {summary.threads} threads, {verb} {summary.rewritten_files} files "
@@ -165,7 +194,7 @@ def status(
         with _open(settings, read_only=True) as archive:
             report = status_mod.collect(archive)
     except (PplxError, OSError, sqlite3.Error) as exc:
-        _fail(exc)
+        _fail(exc, EXIT_USAGE)  # no archive, or an index it cannot read: 2 (docs)
         return
     if as_json:
         typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode("utf-8"))
@@ -189,6 +218,8 @@ def verify(
         metavar="[en|zh]",
         help="Check against this label language (default: the one each thread records).",
     ),
+    quiet: bool = QUIET,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Audit the archive; print each problem with its path; exit 1 when there is any.
 
@@ -206,11 +237,25 @@ def verify(
         settings = _settings(out, lang)
         with _open(settings, read_only=True) as archive:
             threads = sum(1 for _ in archive.iter_threads("done"))
-            problems = verify_mod.verify(archive, lang=lang, jobs=jobs or os.cpu_count() or 1)
+            with Meter("verify", enabled=False if quiet else None) as meter:
+                problems = verify_mod.verify(
+                    archive, lang=lang, jobs=jobs or os.cpu_count() or 1, progress=meter
+                )
             turns, with_degraded = verify_mod.degraded_summary(archive)
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
+    if as_json:
+        print_json(
+            {
+                "ok": not problems,
+                "threads": threads,
+                "problems": [dataclasses.asdict(p) for p in problems],
+                "degraded_turns": turns,
+                "degraded_threads": with_degraded,
+            }
+        )
+        raise typer.Exit(EXIT_FAILURES if problems else EXIT_OK)
     for problem in problems:
         typer.echo(problem.line())
     if turns:

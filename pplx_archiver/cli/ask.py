@@ -36,7 +36,7 @@ ask_app = typer.Typer(
     name="pplx-ask",
     cls=OneLineGroup,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -61,7 +61,12 @@ def _version(value: bool) -> None:
 @ask_app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        "-V",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
     ),
 ) -> None:
     """Ask Perplexity from the command line; the answer is archived at once.

@@ -15,7 +15,14 @@ import anyio
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    QUIET,
+    VERBOSE,
+    bounded,
+    console_level,
+    print_json,
+)
 from pplx_archiver.cli._run import command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
@@ -85,6 +92,9 @@ def assets_backfill(
         metavar="BROWSER",
         help="Read cookies from a browser (with --online).",
     ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Write missing assets and manifests of an archive; --online downloads what is missing.
 
@@ -108,6 +118,7 @@ def assets_backfill(
                 "cookies_file": cookies,
                 "session_token": session_token,
                 "cookies_from": cookies_from,
+                "console_level": console_level(quiet, verbose),
             }
         )
         if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
@@ -119,8 +130,11 @@ def assets_backfill(
             summary = anyio.run(_run, settings, online, limit)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
+    bad = summary.failures or (online and summary.versions.get("failed", 0))
+    if as_json:
+        print_json(summary.as_event())
+        raise typer.Exit(EXIT_FAILURES if bad else EXIT_OK)
     typer.echo(summary.line())
     for failure in summary.failures:
         typer.echo(f"  failed {failure['path']}: {failure['error']}")
-    bad = summary.failures or (online and summary.versions.get("failed", 0))
     raise typer.Exit(EXIT_FAILURES if bad else EXIT_OK)

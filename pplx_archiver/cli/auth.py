@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 import typer
 
 from pplx_archiver import logconfig
@@ -89,51 +90,64 @@ def _overrides(
     }
 
 
-async def _check_one(settings: Settings, credential: Credential | None = None) -> int:
+class _Said:
+    """What `auth check` found: printed line by line, or kept for one JSON object."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.fields: dict[str, Any] = {}
+
+    def __call__(self, key: str, value: Any, line: str | None) -> None:
+        self.fields[key] = value
+        if not self.as_json and line is not None:
+            typer.echo(line)
+
+
+async def _check_one(
+    settings: Settings, credential: Credential | None = None, say: _Said | None = None
+) -> int:
+    say = say or _Said(False)
     async with open_session(settings, credential=credential) as (client, info):
-        typer.echo(f"Session: logged in (era {info.era or '?'})")
-        typer.echo(f"  account id: {info.account_id or 'unknown'}")
-        if info.username:
-            typer.echo(f"  user name:  {info.username}")
-        typer.echo(f"  e-mail:     {info.email_masked or 'unknown'}")
-        typer.echo(f"  plan:       {info.plan}")
-        if info.expires:
-            typer.echo(f"  expires:    {info.expires}")
-        return await _check_threads(client)
+        say("logged_in", True, f"Session: logged in (era {info.era or '?'})")
+        say("era", info.era, None)
+        say("account_id", info.account_id, f"  account id: {info.account_id or 'unknown'}")
+        say("username", info.username, f"  user name:  {info.username}" if info.username else None)
+        say("email", info.email_masked, f"  e-mail:     {info.email_masked or 'unknown'}")
+        say("plan", info.plan, f"  plan:       {info.plan}")
+        say("expires", info.expires, f"  expires:    {info.expires}" if info.expires else None)
+        return await _check_threads(client, say)
 
 
-async def _check_threads(client: Any) -> int:
+async def _check_threads(client: Any, say: _Said) -> int:
     body = {"limit": 1, "offset": 0, "ascending": False, "search_term": ""}
     try:
         listed, _ = await client.post_json(LIST_PATH, body, kind="list", auth_fatal=True)
     except FetchError as exc:
-        typer.echo(f"Thread list: FAILED ({exc})")
+        say("thread_list", f"failed: {exc}", f"Thread list: FAILED ({exc})")
         return exit_code_for(exc)
     if not isinstance(listed, list) or not listed:
-        typer.echo(
-            "Thread list: answered with no threads. If your library is not empty, the "
-            "session is not accepted by the thread endpoints (Era C accounts need the "
-            "account id; try `--cookies` with a fresh export)."
-        )
+        say("thread_list", "empty", "Thread list: answered with no threads. If your library is "
+            "not empty, the session is not accepted by the thread endpoints (Era C accounts "
+            "need the account id; try `--cookies` with a fresh export).")  # fmt: skip
         return EXIT_OK
     first = listed[0] if isinstance(listed[0], dict) else {}
     thread_id = first.get("slug") or first.get("uuid")
-    typer.echo(f"Thread list: OK (newest thread {thread_id})")
+    say("thread_list", "ok", f"Thread list: OK (newest thread {thread_id})")
     if not isinstance(thread_id, str) or not thread_id:
         return EXIT_OK
     try:
         await client.get_json(f"/rest/thread/{thread_id}", [("limit", "1")], kind="thread")
     except ForbiddenError as exc:
-        typer.echo(f"Thread detail: REFUSED ({exc.code or exc})")
+        say("thread_detail", "refused", f"Thread detail: REFUSED ({exc.code or exc})")
         return EXIT_AUTH
     except FetchError as exc:
-        typer.echo(f"Thread detail: FAILED ({exc})")
+        say("thread_detail", f"failed: {exc}", f"Thread detail: FAILED ({exc})")
         return exit_code_for(exc)
-    typer.echo("Thread detail: OK")
+    say("thread_detail", "ok", "Thread detail: OK")
     return EXIT_OK
 
 
-def _check_job(picks: list[str]) -> Callable[[Settings], Awaitable[int]]:
+def _check_job(picks: list[str], as_json: bool) -> Callable[[Settings], Awaitable[int]]:
     """``auth check``: the one session as before; with several accounts, each in turn."""
 
     async def job(settings: Settings) -> int:
@@ -143,6 +157,8 @@ def _check_job(picks: list[str]) -> Callable[[Settings], Awaitable[int]]:
             if picks:
                 raise
             return await _check_one(settings)  # says that no session is configured
+        if as_json:
+            return await _check_json(settings, accounts)
         if len(accounts) == 1 and not picks:
             return await _check_one(settings, accounts[0].credential)
         codes: dict[str, int] = {}
@@ -160,6 +176,23 @@ def _check_job(picks: list[str]) -> Callable[[Settings], Awaitable[int]]:
     return job
 
 
+async def _check_json(settings: Settings, accounts: list[NamedCredential]) -> int:
+    """Every account's check as one JSON object: ``{"accounts": [...], "exit_code": N}``."""
+    found: list[dict[str, Any]] = []
+    for named in accounts:
+        say = _Said(True)
+        try:
+            code = await _check_one(settings, named.credential, say)
+        except PplxError as exc:
+            code = exit_code_for(exc)
+            say("error", logconfig.redact_text(str(exc)), None)
+        found.append({"name": named.name, "source": named.credential.source, **say.fields,
+                      "exit_code": code})  # fmt: skip
+    worst = max((a["exit_code"] for a in found), default=EXIT_OK)
+    typer.echo(orjson.dumps({"accounts": found, "exit_code": worst}).decode("utf-8"))
+    return int(worst)
+
+
 @auth_app.command("check")
 def auth_check(
     base_url: str | None = BASE_URL,
@@ -169,6 +202,9 @@ def auth_check(
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
     account: list[str] | None = ACCOUNT,
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON object: every account's findings and exit code."
+    ),
 ) -> None:
     """Probe each account's session: id, masked e-mail, plan, era, and whether threads answer.
 
@@ -182,7 +218,7 @@ def auth_check(
       pplx-export auth check --account work
     """
     _execute(
-        _check_job(list(account or ())),
+        _check_job(list(account or ()), as_json),
         _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format),
     )
 
@@ -265,12 +301,20 @@ def _to_save(cred: Credential, name: str | None) -> list[NamedCredential]:
 
 @app.command("spaces")
 def spaces_command(
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Archive folder, as on every command (spaces reads and writes nothing in it).",
+    ),
     base_url: str | None = BASE_URL,
     cookies: Path | None = COOKIES,
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
     log_format: str | None = LOG_FORMAT,
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array, one object a space."),
 ) -> None:
     """List the spaces (collections) of your account.
 
@@ -283,6 +327,10 @@ def spaces_command(
     async def job(settings: Settings) -> int:
         async with open_session(settings) as (client, _info):
             spaces = await list_spaces(client)
+        if as_json:
+            keys = ("uuid", "slug", "title", "emoji", "description", "thread_count")
+            typer.echo(orjson.dumps([{k: getattr(s, k) for k in keys} for s in spaces]).decode())
+            return EXIT_OK
         if not spaces:
             typer.echo("No spaces.")
             return EXIT_OK
@@ -293,6 +341,5 @@ def spaces_command(
         typer.echo(f"{len(spaces)} spaces")
         return EXIT_OK
 
-    _execute(
-        job, _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
-    )
+    overrides = _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
+    _execute(job, overrides | {"out_dir": out})

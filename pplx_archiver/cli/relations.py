@@ -13,11 +13,13 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._run import command_scope, fail
+from pplx_archiver.cli._options import JSON_OUT, QUIET, VERBOSE, console_level, print_json
+from pplx_archiver.cli._run import command_scope, fail, require_writable
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care import relations as relations_mod
+from pplx_archiver.shell.run.progress import Meter
 
 
 @app.command("relations")
@@ -35,6 +37,9 @@ def relations(
         metavar="[auto|json|console]",
         help="stderr log format: auto, json or console.",
     ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Build the relation graph of the archive from its raw files: offline, byte-identical.
 
@@ -50,16 +55,26 @@ def relations(
       pplx-export relations -o archive && less archive/relations/graph.md
     """
     try:
-        settings = load_settings({"out_dir": out, "log_format": log_format})
+        level = console_level(quiet, verbose)
+        settings = load_settings({"out_dir": out, "log_format": log_format, "console_level": level})
         if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
             raise ConfigError(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
-        with command_scope(settings, "relations"), Archive(settings.out_dir) as archive:
-            summary = relations_mod.build(archive)
+        require_writable(settings.out_dir, "relations", "relations/ and the index's edges")
+        with (
+            command_scope(settings, "relations"),
+            Archive(settings.out_dir) as archive,
+            Meter("relations: threads read", enabled=False if quiet else None) as meter,
+        ):
+            summary = relations_mod.build(archive, progress=meter)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
+    code = EXIT_FAILURES if summary.failures else EXIT_OK
+    if as_json:
+        print_json(summary.as_event())
+        raise typer.Exit(code)
     kinds = ", ".join(f"{kind} {n}" for kind, n in summary.by_kind.items())
     typer.echo(
         f"relations: {summary.threads} threads, {summary.edges} edges ({kinds}), "

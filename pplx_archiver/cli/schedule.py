@@ -20,7 +20,7 @@ import typer
 
 from pplx_archiver.cli._app import app
 from pplx_archiver.core import schedule as text
-from pplx_archiver.errors import PplxError, ScheduleError
+from pplx_archiver.errors import ConfigError, PplxError, ScheduleError
 from pplx_archiver.settings import APP_DIR_NAME, load_settings
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.store import INDEX_DIR
@@ -318,9 +318,34 @@ def _masked(value: Any) -> Any:
     return value
 
 
+def _check_archive(
+    host: sched.ScheduleHost, name: str, out: Path, *, cron: bool, systemd: bool
+) -> None:
+    """Refuse to remove a schedule of another archive than ``out`` (nothing is removed)."""
+    wanted = str(out.expanduser().absolute())
+    found: list[object] = []
+    if not cron:
+        found.append((sched.show_systemd(host, name) or {}).get("archive"))
+    if not systemd and (cron or shutil.which(host.crontab[0]) is not None):
+        found.append((sched.show_cron(host, name) or {}).get("archive"))
+    others = sorted({str(a) for a in found if a and str(a) != wanted})
+    if others:
+        raise ConfigError(
+            f"schedule {name} archives {', '.join(others)}, not {wanted}; nothing removed "
+            "(leave out --out to remove it anyway)"
+        )
+
+
 @schedule_app.command()
 def remove(
     name: str = NAME,
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="Only remove a schedule of this archive [default: whichever it archives].",
+    ),
     cron: bool = typer.Option(False, "--cron", help="Only remove the crontab entry."),
     systemd: bool = typer.Option(False, "--systemd", help="Only remove the systemd units."),
     unit_dir: Path | None = UNIT_DIR,
@@ -340,6 +365,8 @@ def remove(
     host = _host(unit_dir, crontab_command, systemctl_command, no_systemctl)
     removed: list[str] = []
     try:
+        if out is not None:
+            _check_archive(host, name, out, cron=cron, systemd=systemd)
         if not cron:
             removed += [f"deleted {p}" for p in sched.remove_systemd(host, name)]
         if not systemd and (cron or shutil.which(host.crontab[0]) is not None):

@@ -9,24 +9,61 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import LOG_FORMAT, bounded
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    LOG_FORMAT,
+    QUIET,
+    VERBOSE,
+    bounded,
+    console_level,
+    print_json,
+)
 from pplx_archiver.cli.archive_care import OUT_HELP, _fail, _open, _run_log, _settings
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_LISTING_SHRANK, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings
+from pplx_archiver.shell.run.progress import Meter
 
 
-def build_for(settings: Settings, to: Path | None, *, full: bool, jobs: int | None) -> int:
-    """Build or update the site of the archive in ``settings``; print a line; the exit code."""
+def build_for(
+    settings: Settings,
+    to: Path | None,
+    *,
+    full: bool,
+    jobs: int | None,
+    quiet: bool = False,
+    as_json: bool = False,
+) -> int:
+    """Build or update the site of the archive in ``settings``; print a line; the exit code.
+
+    A site written outside the archive (``--to``) changes nothing in it: the archive is read
+    read-only (an archive the user cannot write will do), without its writer lock, and the log
+    goes to the user's log folder. The default ``<archive>/site`` is written under the lock.
+    """
     from pplx_archiver.site.build import build_site
 
-    with _open(settings, read_only=False) as archive, _run_log(settings, "site", lock=True):
-        summary = build_site(archive, to, full=full, jobs=jobs or os.cpu_count() or 1)
+    outside = to is not None and not _inside(to, settings.out_dir)
+    with (
+        _open(settings, read_only=outside) as archive,
+        _run_log(settings, "site", lock=not outside),
+        Meter("site: pages", enabled=False if quiet else None) as meter,
+    ):
+        summary = build_site(
+            archive, to, full=full, jobs=jobs or os.cpu_count() or 1, progress=meter
+        )
+    code = EXIT_FAILURES if summary.failed else EXIT_OK
+    if as_json:
+        print_json(summary.as_event())
+        return code
     typer.echo(
         f"site: {summary.threads} threads, {summary.built} pages built, "
         f"{summary.unchanged} unchanged, {summary.removed} removed, {summary.failed} failed "
         f"→ {summary.site}/index.html"
     )
-    return EXIT_FAILURES if summary.failed else EXIT_OK
+    return code
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.expanduser().resolve().is_relative_to(folder.expanduser().resolve())
 
 
 def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str | None) -> None:
@@ -64,6 +101,9 @@ def site(
         help="Worker processes (default: the number of CPU cores).",
     ),
     log_format: str | None = LOG_FORMAT,
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Write a static HTML site of the archive: open its index.html in a browser, no server.
 
@@ -80,7 +120,8 @@ def site(
       pplx-export site --out archive --to /srv/www/pplx --full
     """
     try:
-        code = build_for(_settings(out, None, log_format), to, full=full, jobs=jobs)
+        settings = _settings(out, None, log_format, console_level(quiet, verbose))
+        code = build_for(settings, to, full=full, jobs=jobs, quiet=quiet, as_json=as_json)
     except (PplxError, OSError) as exc:
         _fail(exc)
         return

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import JSON_OUT, QUIET, VERBOSE, console_level, print_json
 from pplx_archiver.cli._run import check_out_dir, command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
@@ -31,6 +32,9 @@ def reindex(
         metavar="[auto|json|console]",
         help="stderr log format: auto, json or console.",
     ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Rebuild index/archive.sqlite offline from the thread folders.
 
@@ -48,16 +52,25 @@ def reindex(
     """
     from pplx_archiver.shell.archive.search_rebuild import print_progress
     from pplx_archiver.shell.care.reindex import reindex as rebuild
+    from pplx_archiver.shell.run.progress import Meter
 
     try:
-        settings = load_settings({"out_dir": out, "log_format": log_format})
+        level = console_level(quiet, verbose)
+        settings = load_settings({"out_dir": out, "log_format": log_format, "console_level": level})
         check_out_dir(settings.out_dir)
         if not settings.out_dir.is_dir():
             raise ConfigError(f"--out {settings.out_dir}: no such folder")
-        with command_scope(settings, "reindex"):
-            summary = rebuild(settings.out_dir, search_progress=print_progress)
+        meter = Meter("reindex: search index", enabled=False if quiet or as_json else None)
+        with command_scope(settings, "reindex"), meter:
+            # a terminal: counts, rate and ETA in place; elsewhere the plain progress lines
+            plain = None if quiet or as_json else print_progress
+            summary = rebuild(settings.out_dir, search_progress=meter if meter.enabled else plain)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
+    bad = summary.duplicates or summary.unreadable
+    if as_json:
+        print_json(summary.as_event())
+        raise typer.Exit(EXIT_FAILURES if bad else EXIT_OK)
     typer.echo(summary.line())
     for path in summary.duplicates:
         typer.echo(f"  duplicate folder (not indexed): {path}")

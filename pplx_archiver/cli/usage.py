@@ -14,22 +14,33 @@ import anyio
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
-from pplx_archiver.cli._run import command_scope, fail
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    QUIET,
+    VERBOSE,
+    bounded,
+    console_level,
+    print_json,
+)
+from pplx_archiver.cli._run import command_scope, fail, require_writable
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care.usage import DEFAULT_USAGE_RATE, UsageSummary, backfill_usage
+from pplx_archiver.shell.run.progress import Meter
 
 
-async def _run(settings: Settings, rate: float, limit: int | None) -> UsageSummary:
+async def _run(
+    settings: Settings, rate: float, limit: int | None, quiet: bool = False
+) -> UsageSummary:
     from pplx_archiver.shell.net.auth import open_session
     from pplx_archiver.shell.net.ratelimit import RateLimiter
 
     limiter = RateLimiter(rate, 1, floor=min(0.05, rate))
     with Archive(settings.out_dir) as archive:
         async with open_session(settings, limiter=limiter) as (client, _info):
-            return await backfill_usage(archive, client, limit=limit)
+            with Meter("usage-backfill: threads asked", enabled=False if quiet else None) as meter:
+                return await backfill_usage(archive, client, limit=limit, progress=meter)
 
 
 @app.command("usage-backfill")
@@ -65,6 +76,9 @@ def usage_backfill(
     cookies_from: str | None = typer.Option(
         None, "--cookies-from", metavar="BROWSER", help="Read cookies from a browser."
     ),
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Fetch the credit usage of every archived thread not yet recorded, slowly.
 
@@ -86,6 +100,7 @@ def usage_backfill(
                 "cookies_file": cookies,
                 "session_token": session_token,
                 "cookies_from": cookies_from,
+                "console_level": console_level(quiet, verbose),
             }
         )
         if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
@@ -93,9 +108,13 @@ def usage_backfill(
                 f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
                 "pass --out or set PPLX_OUT"
             )
+        require_writable(settings.out_dir, "usage-backfill", "each thread's usage (the index)")
         with command_scope(settings, "usage-backfill"):
-            summary = anyio.run(_run, settings, usage_rate, limit)
+            summary = anyio.run(_run, settings, usage_rate, limit, quiet)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
-    typer.echo(summary.line())
+    if as_json:
+        print_json(summary.as_event())
+    else:
+        typer.echo(summary.line())
     raise typer.Exit(EXIT_FAILURES if summary.failed else EXIT_OK)

@@ -247,8 +247,10 @@ def build_site(
     full: bool = False,
     jobs: int = 1,
     on_thread: Callable[[Built], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SiteSummary:
-    """Build or update the site of ``archive`` in ``dest`` (see module docstring)."""
+    """Build or update the site of ``archive`` in ``dest`` (see module docstring);
+    ``progress(built, to build)`` after each page."""
     target = check_dest(archive, dest or default_dest(archive))
     summary = SiteSummary(site=str(target))
     threads_dir = target / pages.THREADS_DIR
@@ -279,7 +281,9 @@ def build_site(
         fallback = {"title": row.title, "created": row.created, "mode": row.mode}
         fallback["updated"] = row.last_updated
         todo.append(Job(row.uuid, row.account, str(folder), href, listing, fallback, digest))
-    for built in build_all(todo, jobs):
+    for n, built in enumerate(build_all(todo, jobs), 1):
+        if progress is not None:
+            progress(n, len(todo))
         page_id = pages.page_id(built.uuid)
         summary.files_written += write_atomic(
             threads_dir / f"{page_id}.html", built.html, durable=False

@@ -74,3 +74,17 @@ def test_a_fact_is_its_identifying_fields() -> None:
     )
     assert fact_key("ANSWER_REWRITTEN", one) != fact_key("MODEL_SUBSTITUTED", one)
     assert "ANSWER_REWRITTEN" in KINDS and "THREAD_INCOMPLETE" in KINDS
+
+
+def test_a_renewed_signed_url_is_the_same_content() -> None:
+    from pplx_archiver.core.revisions import same_content
+
+    def url(expires: str, name: str = "a.pdf", amp: str = "&") -> bytes:
+        tail = f"Expires={expires}{amp}Signature=REDACTED{amp}Key-Pair-Id=REDACTED"
+        return f'{{"u":"https://cdn.example/{name}?{tail}"}}'.encode()
+
+    assert same_content(url("1782190058"), url("1782199999"))
+    assert same_content(url("1", amp="\\u0026"), url("2", amp="\\u0026"))
+    assert not same_content(url("1"), url("1", name="b.pdf"))  # another file: another version
+    amz = b'{"u":"https://s3.example/k?X-Amz-Date=20260101T000000Z&X-Amz-Expires=300"}'
+    assert same_content(amz, amz.replace(b"20260101", b"20260202").replace(b"300", b"600"))

@@ -36,6 +36,7 @@ COMMAND_PAGES: dict[str, str] = {
     "status": "docs/care.md",
     "verify": "docs/care.md",
     "assets-backfill": "docs/care.md",
+    "doctor": "docs/care.md",
     "spaces": "docs/archiving.md",
     "auth check": "docs/connecting.md",
     "auth save": "docs/connecting.md",

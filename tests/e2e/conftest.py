@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,17 @@ def run_cli(args: list[str], out: Path | None = None) -> CliResult:
 
     A run's log file is named after its command and second, so a second run of a command
     within the same second appends to the first one's file: the events are what each log
-    file gained during this run, not the files that appeared.
+    file gained during this run, not the files that appeared. A command that does not change
+    the archive (a dry run) logs into the user's log folder (``PPLX_LOG_DIR``): read too.
     """
     _register()
-    logs = out / "index" / "logs" if out else None
-    before = {p: p.stat().st_size for p in logs.glob("*.jsonl")} if logs and logs.exists() else {}
+    folders = [out / "index" / "logs"] if out else []
+    if os.environ.get("PPLX_LOG_DIR"):
+        folders.append(Path(os.environ["PPLX_LOG_DIR"]))
+    before = {p: p.stat().st_size for logs in folders for p in logs.glob("*.jsonl")}
     result = CliRunner().invoke(app, args, catch_exceptions=False)
     events: list[dict[str, Any]] = []
-    if logs and logs.exists():
+    for logs in folders:
         for path in sorted(logs.glob("*.jsonl")):
             added = path.read_bytes()[before.get(path, 0) :]
             events += [orjson.loads(line) for line in added.splitlines() if line]

@@ -62,3 +62,40 @@ def test_every_version_is_rebuilt_and_damage_is_seen(tmp_path: Path) -> None:
     assert found and any("altered" in p for p in found)
     chunk.unlink()
     assert any("missing" in p for p in problems(folder))
+
+
+def test_a_fetch_that_renews_signed_urls_only_keeps_no_version(tmp_path: Path) -> None:
+    """Pages whose only change is a signed URL's expiry are the version already kept; a page
+    that changed is kept as a version; raw files a stopped commit left are not a version."""
+    from pplx_archiver.core.writes import ThreadCommit
+    from pplx_archiver.shell.archive.commit import file_records
+    from pplx_archiver.shell.archive.history import plan_step
+    from pplx_archiver.shell.archive.index_schema import ThreadRow
+
+    from .store_helpers import raw, result
+
+    def page(expires: int, text: str = "one") -> bytes:
+        link = f"https://cdn.example/f.pdf?Expires={expires}&Signature=REDACTED"
+        return raw(f'{{"entries":[],"text":"{text}","url":"{link}"}}'.encode())
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "raw_entries.json").write_bytes(page(100))
+    row = ThreadRow(
+        uuid="u", account="a", mode="search", title="t", path="t", status="done",
+        last_updated="2026-07-20", last_updated_key=None, created=None, attempts=0, error=None,
+        error_path=None, updated_in_run=1, remote_deleted=None, completeness=None,
+        interruptions=None, variant_count=0, listing=None, archived_at="2026-07-20T00:00:00Z",
+        files=file_records({"raw_entries.json": page(100)}),
+    )  # fmt: skip
+
+    def plan(data: bytes) -> ThreadCommit:
+        return ThreadCommit("a", result("u"), data, None, None, "2026-07-21")
+
+    assert plan_step(folder, row, plan(page(999)), "now") is None
+    step = plan_step(folder, row, plan(page(999, "two")), "now")
+    assert step is not None and step.version == 2 and step.chunks
+    import dataclasses
+
+    stopped = dataclasses.replace(row, files=file_records({"raw_entries.json": page(5)}))
+    assert plan_step(folder, stopped, plan(page(999, "two")), "now") is None

@@ -31,6 +31,7 @@ from pplx_archiver.core.revisions import (
     compare,
     rewrite_findings,
     safe_digest,
+    same_content,
     sha256,
     split_chunks,
 )
@@ -103,6 +104,25 @@ def _read_raw(folder: Path) -> dict[str, bytes]:
     return out
 
 
+def _committed_raw(source: Path, previous: ThreadRow | None) -> dict[str, bytes] | None:
+    """The stored raw files when they are what a finished commit wrote (their size and hash
+    as the index recorded them), else None: the leftovers of a run that stopped mid-commit
+    (a crash, a full disk) are not a version the server gave and the archive kept."""
+    recorded = previous.files if previous is not None else None
+    if not isinstance(recorded, Mapping):
+        return None
+    old = {n: d for n, d in _read_raw(source).items() if n in recorded}
+    if RAW_ENTRIES not in old:
+        return None
+    for name, data in old.items():
+        expected = recorded.get(name)
+        if not isinstance(expected, list | tuple) or len(expected) != 2:
+            return None
+        if len(data) != expected[0] or sha256(data) != expected[1]:
+            return None
+    return old
+
+
 def _dump(lines: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(line, option=orjson.OPT_SORT_KEYS) + b"\n" for line in lines)
 
@@ -114,12 +134,14 @@ def plan_step(
 
     None for a new thread and for a fetch whose raw files are the stored ones.
     """
-    old = _read_raw(source)
+    old = _committed_raw(source, previous)
     new = {RAW_ENTRIES: plan.raw_entries}
     if plan.raw_blocks is not None:
         new[RAW_BLOCKS] = plan.raw_blocks
-    if RAW_ENTRIES not in old or old == new:
-        return None
+    if old is None or (
+        old.keys() == new.keys() and all(same_content(old[k], new[k]) for k in new)
+    ):
+        return None  # a new thread, or the same version (signed URLs renewed at most)
     lines = versions(source)
     old_sha = {name: sha256(data) for name, data in old.items()}
     if not lines or lines[-1].get("sha256") != old_sha:

@@ -99,7 +99,8 @@ class Index(ModeMemoTable):
             found = "none" if row is None else row[0]
             raise StoreError(
                 f"{self.path}: index schema version {found}, this program knows "
-                f"{SCHEMA_VERSION}; open it once with a writing command (or {REINDEX_HINT})"
+                f"{SCHEMA_VERSION}; open it once with a writing command "
+                f"(or {sch.reindex_hint(self.path)})"
             )
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -346,13 +347,12 @@ class Index(ModeMemoTable):
         rows = self._query("SELECT COALESCE(MAX(id), 0) FROM runs")
         return int(rows[0][0])
 
-    def record_run_outcome(self, run_id: int, exit_code: int, log_file: str | None) -> None:
-        """Record the process exit code and the log file of a run (the run history)."""
+    def record_run_outcome(
+        self, run_id: int, exit_code: int, log_file: str | None, error: str | None = None
+    ) -> None:
+        """Record a run's process exit code, log file and error (the summary's ``error``)."""
         with self._tx() as db:
-            db.execute(
-                "UPDATE runs SET exit_code = ?, log_file = COALESCE(?, log_file) WHERE id = ?",
-                (exit_code, log_file, run_id),
-            )
+            db.execute(sch.OUTCOME_SQL, (exit_code, log_file, error, error, run_id))
 
     def last_success(self, commands: Sequence[str]) -> RunRow | None:
         """The newest finished run of one of ``commands`` that exited 0."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,19 @@ SCHEMA_VERSION = 4
 STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
 TERMINAL_STATUSES = ("deleted", "expired", "not_found")
 REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
+
+# A run's outcome: exit code, log file and (when there is one) its error in the summary.
+OUTCOME_SQL = (
+    "UPDATE runs SET exit_code = ?, log_file = COALESCE(?, log_file), summary = CASE WHEN ? "
+    "IS NULL THEN summary ELSE json_set(COALESCE(summary, '{}'), '$.error', ?) END WHERE id = ?"
+)
+
+
+def reindex_hint(index_path: Path) -> str:
+    """The reindex hint naming the real archive (``index_path`` is ``<archive>/index/…``)."""
+    archive = shlex.quote(str(Path(index_path).parent.parent))
+    return f"run `pplx-export reindex --out {archive}` to rebuild it from the thread folders"
+
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
@@ -198,9 +212,13 @@ def db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
     if "readonly" in lowered or "read-only" in lowered:
         return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
     if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
-        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+        return IndexCorruptError(
+            f"{path}: {what}: {text}; the index is damaged: {reindex_hint(path)}"
+        )
     if "malformed" in lowered or "not a database" in lowered or "no such table" in lowered:
-        return IndexCorruptError(f"{path}: {what}: {text}; the index is damaged: {REINDEX_HINT}")
+        return IndexCorruptError(
+            f"{path}: {what}: {text}; the index is damaged: {reindex_hint(path)}"
+        )
     return StoreError(f"{path}: {what}: {text}")
 
 

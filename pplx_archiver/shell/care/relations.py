@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -149,11 +149,15 @@ def stored_edges(db_path: Path, uuid: str | None = None) -> list[graph.Edge]:
     return [graph.Edge(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
 
 
-def build(archive: Archive) -> Summary:
-    """Build the relation graph of ``archive``, write its files and store it in the index."""
+def build(archive: Archive, progress: Callable[[int, int], None] | None = None) -> Summary:
+    """Build the relation graph of ``archive``, write its files and store it in the index
+    (``progress(done, total)`` as the threads are read)."""
     summary = Summary()
     facts: list[graph.ThreadFacts] = []
-    for row in archive.iter_threads("done"):
+    rows = list(archive.iter_threads("done"))
+    for n, row in enumerate(rows, 1):
+        if progress is not None:
+            progress(n, len(rows))
         if not row.path:
             continue
         summary.threads += 1

@@ -90,6 +90,8 @@ def _last_run(archive: Archive) -> dict[str, Any] | None:
         "command": last.command,
         "started_at": last.started_at,
         "finished_at": last.finished_at,
+        "exit_code": last.exit_code,
+        "error": (last.summary or {}).get("error"),
         "summary": last.summary,
     }
 
@@ -182,6 +184,23 @@ def _later_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _last_run_lines(last: dict[str, Any] | None) -> list[str]:
+    """The last run: command, times, exit code, its error and its counts."""
+    if last is None:
+        return ["last run: none"]
+    ended = last["finished_at"] or "did not finish"
+    code = "" if last.get("exit_code") is None else f", exit {last['exit_code']}"
+    lines = [f"last run: {last['command']} started {last['started_at']}, ended {ended}{code}"]
+    if last.get("error"):
+        lines.append(f"  error: {last['error']}")
+    summary = last["summary"] or {}
+    keys = ("archived", "unchanged", "failed", "total", "threads", "rewritten_files")
+    parts = [f"{k} {summary[k]}" for k in keys if k in summary]
+    if parts:
+        lines.append("  " + ", ".join(parts))
+    return lines
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The status report for a person."""
     lines = [f"archive: {report['out']}", f"threads: {report['threads']}"]
@@ -191,18 +210,7 @@ def render_text(report: dict[str, Any]) -> str:
     lines.append(f"  by mode (done): {modes}")
     if report["remote_deleted"]:
         lines.append(f"  tombstoned (remote_deleted): {report['remote_deleted']}")
-    last = report["last_run"]
-    if last is None:
-        lines.append("last run: none")
-    else:
-        ended = last["finished_at"] or "did not finish"
-        lines.append(f"last run: {last['command']} started {last['started_at']}, ended {ended}")
-        if last["summary"]:
-            summary = last["summary"]
-            keys = ("archived", "unchanged", "failed", "total", "threads", "rewritten_files")
-            parts = [f"{k} {summary[k]}" for k in keys if k in summary]
-            if parts:
-                lines.append("  " + ", ".join(parts))
+    lines.extend(_last_run_lines(report["last_run"]))
     lines.append(f"pending retry: {report['pending_retry']}")
     lines.append(f"next sync's early stop: {report['early_stop']}")
     if report["not_found_count"]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,13 +165,21 @@ async def backfill_usage(
     *,
     limit: int | None = None,
     clock: Any = utc_now,
+    progress: Callable[[int, int], None] | None = None,
 ) -> UsageSummary:
-    """Fetch and store the credit usage of every done thread not yet settled."""
+    """Fetch and store the credit usage of every done thread not yet settled
+    (``progress(asked, to ask)`` after each request)."""
     summary = UsageSummary()
     store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite")
     try:
         settled = store.status_of()
-        for row in archive.iter_threads("done"):
+        rows = list(archive.iter_threads("done"))
+        todo = sum(1 for r in rows if settled.get(r.uuid) not in SETTLED)
+        todo = todo if limit is None else min(todo, limit)
+        for row in rows:
+            asked = summary.fetched + summary.forbidden + summary.failed
+            if progress is not None and asked:
+                progress(asked, todo)
             summary.threads += 1
             if settled.get(row.uuid) in SETTLED:
                 summary.skipped += 1
@@ -197,6 +205,8 @@ async def backfill_usage(
             summary.fetched += 1
             store.put(row.uuid, "ok", clock(), cents=cents, meters=meters)
             log.info("USAGE_FETCHED", thread_uuid=row.uuid, usage_cents=cents)
+        if progress is not None and todo:
+            progress(summary.fetched + summary.forbidden + summary.failed, todo)
     finally:
         store.close()
     log.info("USAGE_BACKFILL_SUMMARY", **summary.as_event())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -273,26 +273,36 @@ def degraded_summary(archive: Archive) -> tuple[int, int]:
 
 
 def verify(
-    archive: Archive, *, lang: str | None = None, jobs: int = 1, renderer: Renderer | None = None
+    archive: Archive,
+    *,
+    lang: str | None = None,
+    jobs: int = 1,
+    renderer: Renderer | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[Problem]:
     """Every problem found in the archive (empty when it is sound).
 
     Threads with missing or unreadable files are not re-rendered (their problems are
     already reported); the others are re-rendered in ``jobs`` processes and compared.
+    ``progress(done, total)`` counts both passes (files, then re-renders) as they go.
     """
+    tick = progress or (lambda _done, _total: None)
     problems: list[Problem] = []
     broken: set[str] = set()
-    for row in archive.iter_threads("done"):
+    rows = list(archive.iter_threads("done"))
+    for n, row in enumerate(rows, 1):
         found = list(_check_thread(archive, row))
         if found:
             broken.add(row.path or "")
         problems.extend(found)
+        tick(n, 2 * len(rows))
     tasks = [
         t
         for t in tasks_for(archive, lang=lang, include_thread_json=True, limit=None)
         if t.rel_path not in broken
     ]
-    for rendered in render_all(archive.out, tasks, jobs, renderer):
+    for n, rendered in enumerate(render_all(archive.out, tasks, jobs, renderer), 1):
+        tick(len(rows) + n, len(rows) + len(tasks))
         if rendered.error is not None:
             problems.append(Problem("rerender_failed", rendered.rel_path, rendered.error))
             continue

@@ -61,7 +61,8 @@ HOW_TO_CONNECT = (
     "Supply a logged-in session: export your perplexity.ai cookies from the browser and "
     "run `pplx-export auth save --cookies cookies.txt` (or pass `--cookies FILE` to each "
     "command), or pass the value of the __Secure-next-auth.session-token cookie with "
-    "`--session-token` / PPLX_SESSION_TOKEN. See 'Connect your account' in the README."
+    "`--session-token` / PPLX_SESSION_TOKEN. See 'Quick start' in the README and "
+    "docs/connecting.md."
 )
 
 

@@ -20,7 +20,8 @@ Run-level stops: the ``max_challenges``-th challenge of the run raises
 (an isolated rejection of one thread request is raised as a ``ForbiddenError`` with code
 ``SESSION_REJECTED`` instead, unless the call says auth failures are fatal).
 
-Events: ``REQUEST_RETRY``, ``RATE_LIMITED``, ``CLOUDFLARE_CHALLENGE``, ``AUTH_FAILED``.
+Events: ``REQUEST_RETRY`` (``HOST_UNREACHABLE``, a warning, for a host that cannot be
+reached), ``RATE_LIMITED``, ``CLOUDFLARE_CHALLENGE``, ``AUTH_FAILED``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import anyio
@@ -36,6 +38,7 @@ import tenacity
 from pplx_archiver.errors import (
     ChallengeAbort,
     ChallengeError,
+    ConnectionFailedError,
     FetchError,
     ForbiddenError,
     NotFoundError,
@@ -50,6 +53,7 @@ from pplx_archiver.shell.net.ratelimit import RateLimiter, Sleep
 T = TypeVar("T")
 
 REQUEST_RETRY = "REQUEST_RETRY"
+HOST_UNREACHABLE = "HOST_UNREACHABLE"
 RATE_LIMITED = "RATE_LIMITED"
 CLOUDFLARE_CHALLENGE = "CLOUDFLARE_CHALLENGE"
 AUTH_FAILED = "AUTH_FAILED"
@@ -243,6 +247,29 @@ class Retrier:
             return self.limiter.pause_remaining()
         return self.policy.backoff(state.attempt_number, self._rand())
 
+    def _unreachable(
+        self, state: tenacity.RetryCallState, path: str, exc: ConnectionFailedError
+    ) -> None:
+        """A host that cannot be reached: a console line saying what is retried, and until
+        when at the latest (the remaining attempts' longest waits, within the retry time)."""
+        policy, attempt = self.policy, state.attempt_number
+        wait = state.upcoming_sleep or 0.0
+        later = sum(policy.backoff(n, 1.0) for n in range(attempt + 1, policy.max_attempts))
+        left = max(0.0, policy.max_retry_seconds - state.idle_for)
+        until = datetime.now(UTC) + timedelta(seconds=min(wait + later, left))
+        self._log.warning(
+            HOST_UNREACHABLE,
+            host=exc.host or path,
+            path=path,
+            attempt=attempt,
+            max_attempts=policy.max_attempts,
+            wait_s=round(wait, 3),
+            retry_until=until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            message=f"cannot reach {exc.host or 'the server'} ({path}); attempt {attempt} of "
+            f"{policy.max_attempts} failed, retrying in {wait:.0f} s, giving up by "
+            f"{until:%H:%M:%S} UTC",
+        )
+
     def _stop(self, state: tenacity.RetryCallState) -> bool:
         if state.attempt_number >= self.policy.max_attempts:
             return True
@@ -258,6 +285,9 @@ class Retrier:
     def _before_sleep(self, state: tenacity.RetryCallState, path: str) -> None:
         self.retries += 1
         exc: Any = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, ConnectionFailedError):
+            self._unreachable(state, path, exc)
+            return
         self._log.info(
             REQUEST_RETRY,
             path=path,

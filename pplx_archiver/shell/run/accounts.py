@@ -177,8 +177,9 @@ async def _one(
         message = redact_text(str(exc)) or type(exc).__name__
         log.error(ACCOUNT_FAILED, account=named.name, exit_code=code,
                   error_kind=type(exc).__name__, error=message)  # fmt: skip
-        run_id, _complete, _coverage = _last_run(settings.out_dir)
-        _record(settings.out_dir, named.name, run_id, False)
+        if not getattr(opts, "dry_run", False):  # a dry run writes nothing
+            run_id, _complete, _coverage = _last_run(settings.out_dir)
+            _record(settings.out_dir, named.name, run_id, False)
         return AccountResult(named.name, code, None, message)
     if not getattr(opts, "dry_run", False):
         run_id, complete, coverage = _last_run(settings.out_dir)

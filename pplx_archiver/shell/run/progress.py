@@ -7,7 +7,9 @@ and a ⚠ line counting answer-variant hits.
 
 from __future__ import annotations
 
+import math
 import shlex
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,20 +67,82 @@ class ProgressView:
         if self._progress is not None:
             self._progress.stop()
 
-    def update(self, _kind: str, summary: RunSummary) -> None:
-        """Scheduler hook: one thread reached a final state."""
+    def update(self, kind: str, summary: RunSummary) -> None:
+        """Scheduler hook: one thread listed, or one reached a final state. While the
+        listing runs the bar says how many threads it listed so far."""
         if self._progress is None:
             return
         elapsed = max(time.monotonic() - self._started, 1e-6)
         counters = self._counters()
+        listing = kind == "listed" or not summary.plan
         self._progress.update(
             self._task,
+            description=f"listed {summary.listed}, archiving" if listing else "archiving",
             completed=summary.done,
             total=summary.to_fetch or None,
             rate=summary.archived / elapsed,
             retries=counters.get("retries", 0),
             limited=counters.get("rate_limited", 0),
         )
+
+
+def meter_text(label: str, done: int, total: int | None, elapsed: float) -> str:
+    """``label: 120/2000 (6 %) · 3.2/s · ETA 9:47`` (no total: ``label: 120 · 3.2/s``)."""
+    rate = done / elapsed if elapsed > 0 else 0.0
+    if not total:
+        return f"{label}: {done} · {rate:.1f}/s"
+    left = max(total - done, 0)
+    eta = _clock_text(left / rate) if rate > 0 else "?"
+    return f"{label}: {done}/{total} ({100 * done // total} %) · {rate:.1f}/s · ETA {eta}"
+
+
+def _clock_text(seconds: float) -> str:
+    hours, rest = divmod(math.ceil(seconds), 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class Meter:
+    """A ``progress(done, total)`` hook showing :func:`meter_text` on one stderr line,
+    rewritten in place at most every ``every`` seconds; on a terminal only (else silent)."""
+
+    def __init__(
+        self,
+        label: str,
+        *,
+        stream: IO[str] | None = None,
+        enabled: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        every: float = 0.25,
+    ) -> None:
+        self.label = label
+        self._stream = stream if stream is not None else sys.stderr
+        self.enabled = self._stream.isatty() if enabled is None else enabled
+        self._clock = clock
+        self._started = clock()
+        self._shown_at = -math.inf
+        self._every = every
+        self._width = 0
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = self._clock()
+        if now - self._shown_at < self._every and done != total:
+            return
+        self._shown_at = now
+        text = meter_text(self.label, done, total, now - self._started)
+        pad = " " * max(0, self._width - len(text))
+        self._width = len(text)
+        self._stream.write("\r" + text + pad)
+        self._stream.flush()
+
+    def __enter__(self) -> Meter:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.enabled and self._width:
+            self._stream.write("\n")
+            self._stream.flush()
 
 
 def summary_text(summary: RunSummary, *, out_dir: str, log_file: Path | None = None) -> str:

@@ -11,6 +11,7 @@ import re
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,7 +40,12 @@ from pplx_archiver.shell.run.coverage import (
     listing_gap_reason,
     run_coverage,
 )
-from pplx_archiver.shell.run.deletions import ListingCheck, refuse_shrink, settle
+from pplx_archiver.shell.run.deletions import (
+    ListingCheck,
+    refuse_shrink,
+    settle,
+)
+from pplx_archiver.shell.run.dry_run import dry_run_archive
 from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
@@ -138,7 +144,7 @@ async def run_command(
     early_stop_guard = listing_gap_reason(archive, run_coverage(opts))
     # sync --full / --force also compares the recorded hashes of every stored file.
     archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
-    run_id = archive.begin_run(command)
+    run_id = 0 if archive.read_only else archive.begin_run(command)  # a dry run: no history
     state = _RunState(RunSummary(command=command))
     exit_code = 0
     try:
@@ -197,7 +203,10 @@ def _open_archive(
             f"`pplx-export reindex --out {settings.out_dir}` to rebuild it (a run now would "
             "fetch the whole account again)"
         )
-    archive = Archive(settings.out_dir, group_commit=True)
+    if getattr(opts, "dry_run", False):
+        archive = dry_run_archive(settings.out_dir)  # read-only: nothing is written
+    else:
+        archive = Archive(settings.out_dir, group_commit=True)
     ids = getattr(opts, "thread", None)
     try:
         return archive, (_id_lister(archive, list(ids)) if ids else None)
@@ -249,10 +258,7 @@ async def _archive(
                   run_id=ctx.run_id, progress=view.update, handle_signals=handle_signals,
                   on_plan=on_plan, offload=offload)  # fmt: skip
         try:
-            # Issue 8: the workers fetch each thread's assets in the same pass.
-            async with open_assets(settings, client, archive, transport=ctx.transport,
-                                   sleep=ctx.sleep, clock=ctx.clock,
-                                   shared=client.budget()):  # fmt: skip
+            async with _assets(ctx, options.dry_run):
                 await run.execute()
         finally:
             state.summary = run.summary
@@ -282,6 +288,15 @@ async def _settle_listing(
 
 def _accepts_shrink(opts: Any) -> bool:
     return bool(getattr(opts, "accept_shrink", False))
+
+
+def _assets(ctx: _RunContext, dry_run: bool) -> Any:
+    """Issue 8: the workers fetch each thread's assets in the same pass (a dry run fetches
+    none, and leaves the archive's staging folder alone)."""
+    if dry_run:
+        return nullcontext()
+    return open_assets(ctx.settings, ctx.client, ctx.archive, transport=ctx.transport,
+                       sleep=ctx.sleep, clock=ctx.clock, shared=ctx.client.budget())  # fmt: skip
 
 
 def _account_lister(client: Any, settings: Settings) -> Callable[[], AsyncIterator[ListingRow]]:
@@ -315,7 +330,8 @@ def _finish(
     if state.shrink is not None:
         event["listing_shrank"] = state.shrink.as_event() | {"accepted": _accepts_shrink(opts)}
     log.info("RUN_SUMMARY", **event)
-    archive.finish_run(run_id, event)
+    if run_id:
+        archive.finish_run(run_id, event)
     archive.close()
     if summary.listed or summary.total:
         out.write(summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n")

@@ -69,8 +69,22 @@ def _run(argv: Sequence[str], stdin: str | None = None) -> subprocess.CompletedP
             timeout=COMMAND_TIMEOUT_S,
             check=False,
         )
+    except FileNotFoundError:
+        raise ScheduleError(_missing(argv[0])) from None
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ScheduleError(f"{argv[0]}: could not run: {exc}") from exc
+
+
+def _missing(program: str) -> str:
+    """The one line for a ``crontab`` or ``systemctl`` program that is not installed."""
+    if "crontab" in Path(program).name:
+        hint = (
+            "install cron (e.g. `apt install cron`), use systemd units (--systemd), or name "
+            "the program with --crontab-command"
+        )
+    else:
+        hint = "use a crontab entry (--cron), or write the unit files only (--no-systemctl)"
+    return f"{program}: no such program on this machine (not on PATH); {hint}"
 
 
 def _checked(argv: Sequence[str], stdin: str | None = None) -> str:

@@ -6,9 +6,8 @@ Shape (one task group per run)::
       (plan: skip unchanged, early stop)       (render core)         logs / progress
 
 Memory stays flat: the streams are bounded, nothing holds the whole listing. On SIGINT or
-SIGTERM the listing and the workers are cancelled (nothing of an unfinished thread has been
-written: threads are written only by the writer, whole), the writer finishes what is
-queued, and the run ends with :class:`~pplx_archiver.errors.InterruptedRun`.
+SIGTERM the listing and the workers are cancelled (threads are written only by the writer,
+whole), the writer finishes what is queued, and the run ends with ``InterruptedRun``.
 """
 
 from __future__ import annotations
@@ -138,6 +137,7 @@ class Run:
         async with send:
             async for row in self.lister():
                 self.summary.listed += 1
+                self.progress("listed", self.summary)  # the listing phase shows too
                 if self.options.keep_listed_ids:
                     self.listed_ids.update((row.thread_id, row.key))
                 key = self._stored_key(row)
