@@ -16,6 +16,8 @@ from typing import Any
 
 import platformdirs
 
+from pplx_archiver.core.budgets import DEFAULTS as BUDGETS
+from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.limits import SETTING_FIELDS, check
 
@@ -69,6 +71,14 @@ class Settings:
     # machine of several cores), "on" (always a process of its own) or "off" (a thread).
     writer_process: str = "auto"
     max_challenges: int = 5
+    # Budgets of what one thread's responses become (core/budgets.py, issue 44).
+    max_thread_entries: int = BUDGETS["entries"]
+    max_thread_turns: int = BUDGETS["turns"]
+    max_thread_blocks: int = BUDGETS["blocks"]
+    max_thread_sources: int = BUDGETS["sources"]
+    max_thread_depth: int = BUDGETS["depth"]
+    max_thread_bytes: int = BUDGETS["bytes"]
+    max_thread_values: int = BUDGETS["values"]
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
     )
@@ -107,6 +117,11 @@ class Settings:
             )
 
     @property
+    def budgets(self) -> Budgets:
+        """The per-thread budgets of a run."""
+        return Budgets(**{name: getattr(self, f"max_thread_{name}") for name in BUDGETS})
+
+    @property
     def credential_path(self) -> Path:
         """Where `auth save` stores the credential (mode 0600)."""
         return self.config_dir / "credentials.json"
@@ -137,6 +152,13 @@ _ENV = {
     "PPLX_DOWNLOAD_DEADLINE": "download_deadline",
     "PPLX_TOTAL_DEADLINE": "total_deadline",
     "PPLX_MAX_BODY_BYTES": "max_body_bytes",
+    "PPLX_MAX_THREAD_ENTRIES": "max_thread_entries",
+    "PPLX_MAX_THREAD_TURNS": "max_thread_turns",
+    "PPLX_MAX_THREAD_BLOCKS": "max_thread_blocks",
+    "PPLX_MAX_THREAD_SOURCES": "max_thread_sources",
+    "PPLX_MAX_THREAD_DEPTH": "max_thread_depth",
+    "PPLX_MAX_THREAD_BYTES": "max_thread_bytes",
+    "PPLX_MAX_THREAD_VALUES": "max_thread_values",
     "PPLX_CONSOLE_LEVEL": "console_level",
     "PPLX_WRITER_PROCESS": "writer_process",
 }

@@ -136,6 +136,7 @@ class ApiClient:
         self._deadline = settings.request_deadline
         self._total_deadline = settings.total_deadline
         self._max_body = settings.max_body_bytes
+        self._max_values = settings.max_thread_values
         if transport is None and settings.impersonate:
             from pplx_archiver.shell.net.transport_curl import CurlTransport
 
@@ -377,7 +378,7 @@ class ApiClient:
         self._statuses[response.status_code] += 1
         self._absorb_cookies(response)
         try:
-            return map_response(response)
+            return map_response(response, max_values=self._max_values)
         except FetchError as exc:
             self._errors[type(exc).__name__] += 1
             raise

@@ -68,6 +68,7 @@ def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOp
         early_stop=settings.early_stop,
         concurrency=settings.concurrency,
         page_limit=settings.page_limit,
+        budgets=settings.budgets,
         lang=settings.lang,
         since_us=parse_ts(getattr(opts, "since", None)),
         # Others' space threads come first, out of date order: --since cannot stop it.
