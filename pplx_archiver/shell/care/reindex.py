@@ -206,7 +206,7 @@ def read_terminal_log(path: Path) -> dict[str, dict[str, Any]]:
             continue
         if not isinstance(line, dict) or not isinstance(line.get("uuid"), str):
             continue
-        if line.get("state") == "forgotten":
+        if line.get("state") in ("forgotten", "returned"):
             states.pop(line["uuid"], None)
         elif line.get("state") in TERMINAL_STATUSES:
             states[line["uuid"]] = line
