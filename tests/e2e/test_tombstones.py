@@ -50,7 +50,8 @@ def test_a_deleted_thread_listed_again_is_archived_again(tmp_path: Path) -> None
         assert gone.exit_code == 0, gone.output
         assert _row(out, victim)[0] == "deleted"
         report = _status(out)
-        (tomb,) = report["tombstones"]  # type: ignore[misc]
+        tombs: list[dict[str, str]] = report["tombstones"]  # type: ignore[assignment]
+        (tomb,) = tombs
         assert tomb["thread_uuid"] == victim and tomb["state"] == "deleted" and tomb["since"]
         assert "since 20" in run_cli(["status", "--out", str(out)]).output
 
