@@ -45,6 +45,7 @@ from pplx_archiver.shell.archive.files import dump_record as dump_record
 from pplx_archiver.shell.archive.files import listing_from_json as listing_from_json
 from pplx_archiver.shell.archive.files import listing_to_json as listing_to_json
 from pplx_archiver.shell.archive.files import recorded_file_keys as recorded_file_keys
+from pplx_archiver.shell.archive.files import stored_assets_problem
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index, RunRow, ThreadRow
 from pplx_archiver.shell.archive.registry import Registry, utc_now
@@ -219,7 +220,7 @@ class Archive:
                     return f"{rel} unreadable"
                 if digest != expected[1]:
                     return f"{rel} changed since it was written"
-        return None
+        return stored_assets_problem(folder, deep=deep)
 
     def first_invalid_thread(self) -> ThreadRow | None:
         """The first done thread whose stored files are missing or changed in size."""

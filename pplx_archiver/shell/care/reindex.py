@@ -51,7 +51,7 @@ from pplx_archiver.shell.archive.store import (
     listing_to_json,
     recorded_file_keys,
 )
-from pplx_archiver.shell.care.reindex_old import old_alerts, old_index
+from pplx_archiver.shell.care.reindex_old import old_alerts, old_index, old_variants
 
 log = structlog.get_logger()
 
@@ -89,6 +89,7 @@ class ReindexSummary:
     terminal: int = 0
     variants: int = 0
     registry_dropped: int = 0
+    variants_restored: int = 0  # records the registry file lost, kept from the old index
     previous_index: str = "missing"  # missing | readable | damaged
 
     def as_event(self) -> dict[str, Any]:
@@ -103,6 +104,10 @@ class ReindexSummary:
             f"{self.terminal} terminal, {self.variants} variants, "
             f"{len(self.duplicates)} duplicate folders, {len(self.unreadable)} unreadable, "
             f"{self.registry_dropped} registry lines dropped; previous index {self.previous_index}"
+        ) + (
+            f"; {self.variants_restored} variant records the registry had lost restored"
+            if self.variants_restored
+            else ""
         )
 
 
@@ -294,6 +299,20 @@ def _rebuild_search(out: Path, progress: Progress | None) -> None:
         rebuild_search(archive, progress=progress)
 
 
+def _lost_variants(variants: list[dict[str, Any]], registry: Registry) -> list[dict[str, Any]]:
+    """The old index's variant records the registry file no longer holds."""
+    held = registry.current()
+    lost = []
+    for record in variants:
+        try:
+            key = record_key(record)
+        except StoreError:
+            continue
+        if key not in held:
+            lost.append(record)
+    return lost
+
+
 def carry_over(index: Index, runs: list[tuple[Any, ...]], alerts: list[tuple[Any, ...]]) -> None:
     """The runs and alerts of the old index into the new one (facts no folder holds)."""
     with index.transaction() as db:
@@ -319,7 +338,7 @@ def reindex(
     target = index_dir / "archive.sqlite"
     summary = ReindexSummary()
     runs, known, summary.previous_index = old_index(target)
-    alerts = old_alerts(target)
+    alerts, variants = old_alerts(target), old_variants(target)
 
     registry_path = index_dir / "answer_variants_log.jsonl"
     kept, dropped = repair_registry(registry_path)
@@ -336,8 +355,10 @@ def reindex(
     all_hooks = [*hooks, *_HOOKS]
     try:
         registry = Registry(registry_path, index)
-        if dropped:
-            registry.rewrite(kept)
+        lost = _lost_variants(variants, registry)
+        if dropped or lost:  # the registry file lost records the old index held: kept
+            registry.rewrite([*kept, *lost])
+            summary.variants_restored = len(lost)
         seen = _folders(out, summary)
         for thread in seen.values():
             index.upsert(thread.uuid, thread.account, status="done", **thread.fields)

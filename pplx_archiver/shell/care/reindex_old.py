@@ -1,4 +1,5 @@
-"""What ``reindex`` carries over from the index it replaces: runs, known threads, alerts.
+"""What ``reindex`` carries over from the index it replaces: runs, known threads, alerts,
+and the answer-variant records the registry file lost.
 
 These are facts no thread folder holds (the run history, the findings recorded once); a
 readable old index gives them to the new one, a damaged or missing one gives nothing.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 
 def old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
@@ -50,3 +53,26 @@ def old_alerts(path: Path) -> list[tuple[Any, ...]]:
             db.close()
     except sqlite3.Error:
         return []
+
+
+def old_variants(path: Path) -> list[dict[str, Any]]:
+    """The variant records of a readable previous index (kept when the registry lost them)."""
+    if not path.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = [r[0] for r in db.execute("SELECT record FROM variants")]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []
+    out: list[dict[str, Any]] = []
+    for raw in rows:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out

@@ -31,6 +31,7 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.assets import open_assets
+from pplx_archiver.shell.archive.index_schema import index_file_damage
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
@@ -192,11 +193,16 @@ def _open_archive(
 ) -> tuple[Archive, Callable[[], AsyncIterator[ListingRow]] | None]:
     """The run's archive, and the lister of the thread ids given on the command line."""
     index_file = settings.out_dir / "index" / "archive.sqlite"
-    if not index_file.exists() and any(settings.out_dir.glob("*/*/*/thread.json")):
+    damage = index_file_damage(index_file)
+    folders = damage is not None and any(settings.out_dir.glob("*/*/*/thread.json"))
+    if damage is not None and (folders or damage.startswith(("not", "a foreign"))):
+        # An empty or foreign index would look like a new archive: everything fetched again.
         raise IndexCorruptError(
-            f"{index_file} is missing but the archive holds thread folders; run "
+            f"{index_file} is {damage} but the archive holds thread folders; run "
             f"`pplx-export reindex --out {settings.out_dir}` to rebuild it (a run now would "
             "fetch the whole account again)"
+            if folders
+            else f"{index_file} is {damage}: not this program's index; move it away"
         )
     archive = Archive(settings.out_dir, group_commit=True)
     ids = getattr(opts, "thread", None)

@@ -1,0 +1,138 @@
+"""What ``verify`` checks beyond the thread folders: the index, the search index, the registry.
+
+- the index database itself (``PRAGMA quick_check``): ``index_damaged``;
+- the search tables (present, and each FTS5 table's ``integrity-check``): ``search_damaged``
+  — run inside a transaction that is rolled back (FTS5 runs its check as an ``INSERT``), or,
+  on an archive this user cannot write, by reading every row of the tables;
+- the answer-variant registry against the index: a variant record the index holds and the
+  registry file lacks (the file deleted or cut short) is ``missing_registry``.
+
+Each kind has its repair in :data:`REPAIRS` (``verify`` prints it after the problem).
+Read-only: nothing is changed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.index_schema import connect_read_only
+from pplx_archiver.shell.archive.registry import read_lines, record_key
+from pplx_archiver.shell.archive.store import Archive
+
+_FTS = ("search_tri", "search_grams")
+_SEARCH = ("search_docs", "search_threads", "search_meta", *_FTS)
+
+_REFETCH = "pplx-export sync --full (fetches the thread again)"
+_RERENDER = "pplx-export re-render --thread-json"
+_REINDEX = "pplx-export reindex"
+# problem kind -> the command that repairs it
+REPAIRS: dict[str, str] = {
+    "missing_path": _REINDEX,
+    "bad_path": _REINDEX,
+    "missing_folder": _REFETCH,
+    "missing_raw": _REFETCH,
+    "raw_changed": _REFETCH,
+    "bad_raw": _REFETCH,
+    "incomplete": _REFETCH,
+    "cursor_gap": _REFETCH,
+    "missing_asset": _REFETCH,
+    "asset_hash": _REFETCH,
+    "bad_manifest": _REFETCH,
+    "missing_derived": _RERENDER,
+    "bad_thread_json": _RERENDER,
+    "rerender_mismatch": _RERENDER,
+    "stale_derived": _RERENDER,
+    "rerender_failed": "pplx-export sync --full (fetches the thread again), or an upgrade",
+    "index_mismatch": _REINDEX,
+    "bad_registry": _REINDEX,
+    "duplicate_variant": _REINDEX,
+    "missing_registry": _REINDEX + " (restores the records from the index)",
+    "index_damaged": _REINDEX,
+    "search_damaged": _REINDEX + " (rebuilds the search index)",
+    "temp_file": "none needed: delete the file (an interrupted write left it)",
+    "history_damaged": "none: the damaged earlier versions cannot be fetched again; "
+    "the current files are not affected",
+}
+
+
+def index_problems(archive: Archive) -> Iterator[tuple[str, str, str]]:
+    """``(kind, path, message)`` of damage in the index database and its search tables."""
+    path = archive.index.path
+    where = str(path.relative_to(archive.out))
+    try:
+        db = connect_read_only(path)
+    except sqlite3.Error as exc:
+        yield "index_damaged", where, f"cannot be opened: {exc}"
+        return
+    try:
+        found = [r[0] for r in db.execute("PRAGMA quick_check")]
+        if found != ["ok"]:
+            yield "index_damaged", where, "; ".join(str(f) for f in found[:3])
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.Error as exc:
+        yield "index_damaged", where, str(exc)
+        return
+    finally:
+        db.close()
+    lacking = [t for t in _SEARCH if t not in tables]
+    if lacking:
+        yield "search_damaged", where, f"search tables missing: {', '.join(lacking)}"
+        return
+    for table, error in _fts_damage(path):
+        yield "search_damaged", where, f"{table}: {error}"
+
+
+def _fts_damage(path: Path) -> Iterator[tuple[str, str]]:
+    """Each FTS table's integrity check, in a transaction rolled back (it is an INSERT);
+    on an archive this user cannot write, every row of the table is read instead."""
+    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    db = sqlite3.connect(path, timeout=10) if writable else connect_read_only(path)
+    try:
+        for table in _FTS:
+            try:
+                if writable:
+                    db.execute("BEGIN")
+                    db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 0)")
+                else:
+                    db.execute(f"SELECT count(*) FROM {table}_data").fetchall()
+                    db.execute(f"SELECT rowid FROM {table}").fetchall()
+            except sqlite3.Error as exc:
+                yield table, str(exc)
+            finally:
+                if db.in_transaction:
+                    db.rollback()
+    finally:
+        db.close()
+
+
+def registry_problems(archive: Archive) -> Iterator[tuple[str, str, str]]:
+    """Variant records the index holds that the registry file lacks."""
+    registry = archive.registry.path
+    where = str(registry.relative_to(archive.out))
+    lines, _ = read_lines(registry, [])
+    held: set[Any] = set()
+    for line in lines:
+        try:
+            held.add(record_key(line))
+        except StoreError:  # a bad line is reported by the registry check itself
+            continue
+    lost = [v for v in archive.index.variants() if _key(v) not in held]
+    if lost:
+        state = "missing" if not registry.exists() else "lacks them"
+        yield (
+            "missing_registry",
+            where,
+            f"{len(lost)} variant records in the index, the registry file {state}",
+        )
+
+
+def _key(record: Any) -> Any:
+    try:
+        return record_key(record)
+    except StoreError:
+        return None
