@@ -89,10 +89,16 @@ class Settings:
             allowed = check(name, value)
             if allowed is not None:
                 raise ConfigError(f"{name.replace('_', '-')} must be {allowed}, got {value!r}")
-        if self.session_token is not None and not self.session_token.isascii():
+        token = self.session_token
+        if token is not None and not token.isascii():
             raise ConfigError(
                 "session token contains non-ASCII characters: copy the cookie value exactly "
                 "(HTTP headers carry ASCII only)"
+            )
+        if token is not None and any(ord(c) < 0x20 or ord(c) == 0x7F for c in token.strip()):
+            raise ConfigError(
+                "session token contains a line break or another control character: copy the "
+                "cookie value exactly"
             )
         if self.console_level not in ("info", "warning", "error"):
             raise ConfigError(
