@@ -4,12 +4,13 @@ Signed asset URLs point at CDN or object-store hosts (CloudFront, S3) and need n
 :class:`CdnDownloader` owns a plain :class:`httpx.AsyncClient` with no cookie jar, no auth and
 no environment proxies, so nothing of the user's session ever reaches those hosts — not even
 through a redirect (redirects are followed by that same credential-less client, at most
-:data:`MAX_REDIRECTS` hops). Its concurrency budget (a :class:`anyio.CapacityLimiter` kept in
-step with the pool size) and its :class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are
-separate from the API's. A download from the API's own origin (a server that serves its files
-itself) also passes the API's limiter, given as an :class:`OriginBudget`: one server, one
-budget — what that limiter learns from 429s is then the server's limit for both kinds of
-request, not the share the downloads happened to leave the API.
+:data:`MAX_REDIRECTS` hops, to the asset stores only: :mod:`.redirects`). Its concurrency
+budget (a :class:`anyio.CapacityLimiter` kept in step with the pool size) and its
+:class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are separate from the API's. A
+download from the API's own origin (a server that serves its files itself) also passes the
+API's limiter, given as an :class:`OriginBudget`: one server, one budget — what that limiter
+learns from 429s is then the server's limit for both kinds of request, not the share the
+downloads happened to leave the API.
 
 A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
 the stream is aborted as soon as it passes ``max_bytes`` (:class:`AssetTooLargeError`), a body
@@ -47,6 +48,7 @@ from pplx_archiver.core.asset_files import HEAD_BYTES
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter
+from pplx_archiver.shell.net.redirects import refused_redirect
 from pplx_archiver.shell.net.transport import LeanTransport, release
 
 MAX_REDIRECTS = 5
@@ -263,6 +265,8 @@ class CdnDownloader:
         try:
             async with self._http.stream("GET", url) as response:
                 try:
+                    if (refused := refused_redirect(response)) is not None:
+                        raise AssetDownloadError(refused)
                     self._check_status(response)
                     announced = _content_length(response)
                     if announced is not None and announced > self.max_bytes:
