@@ -313,8 +313,15 @@ async def test_a_redirect_off_the_asset_stores_is_not_stored(tmp_path: Path, loc
             return httpx.Response(302, headers={"location": location})
         return httpx.Response(200, content=b"not the asset")
 
-    async with _downloader(httpx.MockTransport(handler)) as cdn:
+    seen: list[str] = []
+
+    async def hosts(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.host)
+        return handler(request)
+
+    async with _downloader(httpx.MockTransport(hosts)) as cdn:
         with pytest.raises(AssetDownloadError, match="not stored") as caught:
             await cdn.download(CDN, tmp_path / "2.bin")
     assert not caught.value.transient
     assert list(tmp_path.iterdir()) == []
+    assert seen == ["d2z0o16i8xm8ak.cloudfront.net"]  # the refused hop is never sent

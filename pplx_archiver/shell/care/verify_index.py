@@ -1,9 +1,8 @@
 """What ``verify`` checks beyond the thread folders: the index, the search index, the registry.
 
 - the index database itself (``PRAGMA quick_check``): ``index_damaged``;
-- the search tables (present, and each FTS5 table's ``integrity-check``): ``search_damaged``
-  — run inside a transaction that is rolled back (FTS5 runs its check as an ``INSERT``), or,
-  on an archive this user cannot write, by reading every row of the tables;
+- the search tables (present, and each FTS5 table's ``integrity-check``, run on a copy of
+  its tables in a temporary database: the index is only read): ``search_damaged``;
 - the answer-variant registry against the index: a variant record the index holds and the
   registry file lacks (the file deleted or cut short) is ``missing_registry``.
 
@@ -13,8 +12,8 @@ Read-only: nothing is changed.
 
 from __future__ import annotations
 
-import os
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,13 @@ from typing import Any
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.index_schema import connect_read_only
 from pplx_archiver.shell.archive.registry import read_lines, record_key
+from pplx_archiver.shell.archive.search_grams import gram_tokens
+from pplx_archiver.shell.archive.search_index import SEPARATOR
 from pplx_archiver.shell.archive.store import Archive
 
 _FTS = ("search_tri", "search_grams")
 _SEARCH = ("search_docs", "search_threads", "search_meta", *_FTS)
+_SHADOWS = ("data", "idx", "config", "docsize", "content")
 
 _REFETCH = "pplx-export sync --full (fetches the thread again)"
 _RERENDER = "pplx-export re-render --thread-json"
@@ -85,29 +87,73 @@ def index_problems(archive: Archive) -> Iterator[tuple[str, str, str]]:
         return
     for table, error in _fts_damage(path):
         yield "search_damaged", where, f"{table}: {error}"
+    lost = _probe(path)
+    if lost:
+        yield "search_damaged", where, lost
 
 
 def _fts_damage(path: Path) -> Iterator[tuple[str, str]]:
-    """Each FTS table's integrity check, in a transaction rolled back (it is an INSERT);
-    on an archive this user cannot write, every row of the table is read instead."""
-    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-    db = sqlite3.connect(path, timeout=10) if writable else connect_read_only(path)
+    """Each FTS table's integrity check, run on a copy of its tables in a temporary database
+    (FTS5 runs it as an ``INSERT``): the archive's index is only read, never locked."""
+    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+    for table in _FTS:
+        db = sqlite3.connect("", uri=True)  # a private temporary database, on disk
+        try:
+            db.execute("ATTACH DATABASE ? AS src", (uri,))
+            sql = db.execute(
+                "SELECT sql FROM src.sqlite_master WHERE name = ?", (table,)
+            ).fetchone()[0]
+            db.execute(sql)
+            names = {r[0] for r in db.execute("SELECT name FROM src.sqlite_master")}
+            for name in (f"{table}_{s}" for s in _SHADOWS if f"{table}_{s}" in names):
+                db.execute(f'DELETE FROM main."{name}"')
+                db.execute(f'INSERT INTO main."{name}" SELECT * FROM src."{name}"')
+            db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 0)")
+        except sqlite3.Error as exc:
+            yield table, str(exc)
+        finally:
+            db.close()
+
+
+PROBES = 32
+
+
+def _probe(path: Path) -> str | None:
+    """Whether the search tables still find text their rows hold: for up to :data:`PROBES`
+    rows spread over ``search_docs``, a piece of each row's folded text is looked up in both
+    FTS tables by that row's id (an index whose structure was lost finds nothing)."""
+    db = connect_read_only(path)
     try:
-        for table in _FTS:
-            try:
-                if writable:
-                    db.execute("BEGIN")
-                    db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 0)")
-                else:
-                    db.execute(f"SELECT count(*) FROM {table}_data").fetchall()
-                    db.execute(f"SELECT rowid FROM {table}").fetchall()
-            except sqlite3.Error as exc:
-                yield table, str(exc)
-            finally:
-                if db.in_transaction:
-                    db.rollback()
+        count = db.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+        step = max(1, count // PROBES)
+        rows = db.execute(
+            "SELECT id, folded FROM search_docs WHERE id % ? = 0 LIMIT ?", (step, PROBES)
+        ).fetchall()
+        missed = asked = 0
+        for rowid, folded in rows:
+            for table, query in _lookups(bytes(folded)):
+                asked += 1
+                sql = f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid = ?"
+                if db.execute(sql, (query, rowid)).fetchone() is None:
+                    missed += 1
+    except sqlite3.Error as exc:
+        return f"a lookup failed: {exc}"
     finally:
         db.close()
+    if missed:
+        return f"the search index does not find text its rows hold ({missed} of {asked} lookups)"
+    return None
+
+
+def _lookups(folded: bytes) -> Iterator[tuple[str, str]]:
+    """A query of each FTS table that must find the row whose folded fields are these."""
+    fields = [f.decode("utf-8", "replace") for f in folded.split(SEPARATOR)]
+    text = next((f for f in fields if len(f) >= 3 and '"' not in f[:3]), None)
+    if text is not None:
+        yield "search_tri", f'"{text[:3]}"'
+    grams = gram_tokens(fields).split()
+    if grams:
+        yield "search_grams", grams[0]
 
 
 def registry_problems(archive: Archive) -> Iterator[tuple[str, str, str]]:

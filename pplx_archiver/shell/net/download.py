@@ -48,7 +48,7 @@ from pplx_archiver.core.asset_files import HEAD_BYTES
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter
-from pplx_archiver.shell.net.redirects import refused_redirect
+from pplx_archiver.shell.net.redirects import check_hop, downloading
 from pplx_archiver.shell.net.transport import LeanTransport, release
 
 MAX_REDIRECTS = 5
@@ -197,6 +197,7 @@ class CdnDownloader:
             follow_redirects=True,
             max_redirects=MAX_REDIRECTS,
             trust_env=False,
+            event_hooks={"request": [check_hop]},
             headers={"Accept": "*/*", "Accept-Encoding": "identity"},
         )
         self.requests = 0
@@ -262,11 +263,10 @@ class CdnDownloader:
     async def _fetch_once(self, url: str, dest: Path) -> Downloaded:
         self.requests += 1
         part = dest.with_name(dest.name + ".part")
+        downloading(url)  # each redirect is checked against it (check_hop) before it is sent
         try:
             async with self._http.stream("GET", url) as response:
                 try:
-                    if (refused := refused_redirect(response)) is not None:
-                        raise AssetDownloadError(refused)
                     self._check_status(response)
                     announced = _content_length(response)
                     if announced is not None and announced > self.max_bytes:

@@ -2,36 +2,50 @@
 
 A signed asset URL answers with the file, or redirects to where it is stored: CloudFront to
 S3, a Perplexity host to its CDN. A redirect anywhere else (a host an answer or a proxy
-named) would store that host's body as the asset, so :func:`refused_redirect` allows a hop
-only to the requested host or to a host of the asset stores below, and never from https to
-http. The downloader follows redirects with a client that carries no credential at all.
+named) would store that host's body as the asset, so a hop is allowed only to the requested
+host or to a host of the asset stores below, and never from https to http. The check runs
+as the downloader client's request hook (:func:`check_hop`), before a refused hop is sent;
+:func:`downloading` names the URL a download asked for. The client carries no credential.
 """
 
 from __future__ import annotations
+
+import contextvars
 
 import httpx
 
 # The hosts asset files are stored on (and their subdomains).
 ASSET_STORES = ("amazonaws.com", "cloudfront.net", "perplexity.ai", "pplx.ai")
 
-
-def _allowed(host: str, requested: str) -> bool:
-    host = host.lower().rstrip(".")
-    if host == requested.lower().rstrip("."):
-        return True
-    return any(host == store or host.endswith("." + store) for store in ASSET_STORES)
+_REQUESTED: contextvars.ContextVar[httpx.URL | None] = contextvars.ContextVar(
+    "pplx_download_requested", default=None
+)
 
 
-def refused_redirect(response: httpx.Response) -> str | None:
-    """Why the redirects that led to ``response`` are refused, or None (none, or allowed)."""
-    hops = [*response.history, response]
-    if len(hops) == 1:
+def downloading(url: str) -> None:
+    """Name the URL the current download asks for (the start of its redirect chain)."""
+    _REQUESTED.set(httpx.URL(url))
+
+
+def refused_hop(url: httpx.URL, requested: httpx.URL) -> str | None:
+    """Why a redirect from ``requested`` to ``url`` is refused, or None."""
+    if requested.scheme == "https" and url.scheme != "https":
+        return f"redirected from https to {url.scheme} ({url.host}): not stored"
+    host = url.host.lower().rstrip(".")
+    if host == requested.host.lower().rstrip("."):
         return None
-    first = hops[0].request.url
-    for hop in hops[1:]:
-        url = hop.request.url
-        if first.scheme == "https" and url.scheme != "https":
-            return f"redirected from https to {url.scheme} ({url.host}): not stored"
-        if not _allowed(url.host, first.host):
-            return f"redirected to another host ({url.host}): not stored"
-    return None
+    if any(host == store or host.endswith("." + store) for store in ASSET_STORES):
+        return None
+    return f"redirected to another host ({url.host}): not stored"
+
+
+async def check_hop(request: httpx.Request) -> None:
+    """The downloader's request hook: refuse a hop off the asset stores before it is sent."""
+    requested = _REQUESTED.get()
+    if requested is None or request.url == requested:
+        return
+    reason = refused_hop(request.url, requested)
+    if reason is not None:
+        from pplx_archiver.shell.net.download import AssetDownloadError
+
+        raise AssetDownloadError(reason)
