@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pplx_archiver.sim.config import SimConfig
@@ -109,3 +110,21 @@ def test_an_empty_or_foreign_index_is_refused_with_the_reindex_hint(
         assert "Traceback" not in result.output
     assert run_cli(["reindex", "--out", str(out)], out).exit_code == 0
     assert _verify(out).exit_code == 0
+
+
+def test_reindex_keeps_the_credit_usage_the_service_gave(
+    sim: RunningSim, base: Path, tmp_path: Path
+) -> None:
+    """Usage fetched by usage-backfill is a fact no folder holds: reindex keeps it."""
+    out = _copy(base, tmp_path)
+    fetched = run_cli(["usage-backfill", *sim_args(sim, out, "--usage-rate", "1000")], out)
+    assert fetched.exit_code == 0, fetched.output
+
+    def usage() -> object:
+        report = run_cli(["status", "--out", str(out), "--json"])
+        return orjson.loads(report.output)["usage"]
+
+    before = usage()
+    assert before
+    assert run_cli(["reindex", "--out", str(out)], out).exit_code == 0
+    assert usage() == before

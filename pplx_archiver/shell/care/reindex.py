@@ -51,7 +51,14 @@ from pplx_archiver.shell.archive.store import (
     listing_to_json,
     recorded_file_keys,
 )
-from pplx_archiver.shell.care.reindex_old import old_alerts, old_index, old_variants
+from pplx_archiver.shell.care.reindex_old import (
+    carry_over,
+    lost_variants,
+    old_alerts,
+    old_index,
+    old_usage,
+    old_variants,
+)
 
 log = structlog.get_logger()
 
@@ -299,35 +306,6 @@ def _rebuild_search(out: Path, progress: Progress | None) -> None:
         rebuild_search(archive, progress=progress)
 
 
-def _lost_variants(variants: list[dict[str, Any]], registry: Registry) -> list[dict[str, Any]]:
-    """The old index's variant records the registry file no longer holds."""
-    held = registry.current()
-    lost = []
-    for record in variants:
-        try:
-            key = record_key(record)
-        except StoreError:
-            continue
-        if key not in held:
-            lost.append(record)
-    return lost
-
-
-def carry_over(index: Index, runs: list[tuple[Any, ...]], alerts: list[tuple[Any, ...]]) -> None:
-    """The runs and alerts of the old index into the new one (facts no folder holds)."""
-    with index.transaction() as db:
-        db.executemany(
-            "INSERT INTO runs (id, command, started_at, finished_at, summary, "
-            "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            runs,
-        )
-        db.executemany(
-            "INSERT OR IGNORE INTO alerts (id, kind, thread_uuid, fact, run_id, "
-            "found_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            alerts,
-        )
-
-
 def reindex(
     out: Path, *, hooks: Iterable[Hook] = (), search_progress: Progress | None = None
 ) -> ReindexSummary:
@@ -339,6 +317,7 @@ def reindex(
     summary = ReindexSummary()
     runs, known, summary.previous_index = old_index(target)
     alerts, variants = old_alerts(target), old_variants(target)
+    alerts_usage = (alerts, old_usage(target))
 
     registry_path = index_dir / "answer_variants_log.jsonl"
     kept, dropped = repair_registry(registry_path)
@@ -355,7 +334,7 @@ def reindex(
     all_hooks = [*hooks, *_HOOKS]
     try:
         registry = Registry(registry_path, index)
-        lost = _lost_variants(variants, registry)
+        lost = lost_variants(variants, registry)
         if dropped or lost:  # the registry file lost records the old index held: kept
             registry.rewrite([*kept, *lost])
             summary.variants_restored = len(lost)
@@ -371,7 +350,7 @@ def reindex(
         records = list(registry.current().values())
         index.put_variants(records, None)
         summary.variants = len(records)
-        carry_over(index, runs, alerts)
+        carry_over(index, runs, *alerts_usage)
         index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         index.close()
