@@ -13,7 +13,6 @@ Read-only: nothing is changed.
 from __future__ import annotations
 
 import sqlite3
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,24 +94,26 @@ def index_problems(archive: Archive) -> Iterator[tuple[str, str, str]]:
 def _fts_damage(path: Path) -> Iterator[tuple[str, str]]:
     """Each FTS table's integrity check, run on a copy of its tables in a temporary database
     (FTS5 runs it as an ``INSERT``): the archive's index is only read, never locked."""
-    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
-    for table in _FTS:
-        db = sqlite3.connect("", uri=True)  # a private temporary database, on disk
-        try:
-            db.execute("ATTACH DATABASE ? AS src", (uri,))
-            sql = db.execute(
-                "SELECT sql FROM src.sqlite_master WHERE name = ?", (table,)
-            ).fetchone()[0]
-            db.execute(sql)
-            names = {r[0] for r in db.execute("SELECT name FROM src.sqlite_master")}
-            for name in (f"{table}_{s}" for s in _SHADOWS if f"{table}_{s}" in names):
-                db.execute(f'DELETE FROM main."{name}"')
-                db.execute(f'INSERT INTO main."{name}" SELECT * FROM src."{name}"')
-            db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 0)")
-        except sqlite3.Error as exc:
-            yield table, str(exc)
-        finally:
-            db.close()
+    src = connect_read_only(path)
+    try:
+        names = {r[0] for r in src.execute("SELECT name FROM sqlite_master")}
+        for table in _FTS:
+            copy = sqlite3.connect("")  # a private temporary database, on disk
+            try:
+                (sql,) = src.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
+                copy.execute(sql[0])
+                for name in (f"{table}_{s}" for s in _SHADOWS if f"{table}_{s}" in names):
+                    rows = src.execute(f'SELECT * FROM "{name}"')
+                    marks = ", ".join("?" * len(rows.description))
+                    copy.execute(f'DELETE FROM "{name}"')
+                    copy.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows)
+                copy.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 0)")
+            except sqlite3.Error as exc:
+                yield table, str(exc)
+            finally:
+                copy.close()
+    finally:
+        src.close()
 
 
 PROBES = 32
