@@ -53,3 +53,5 @@ def test_a_disk_io_error_on_a_full_disk_says_the_disk_is_full(
     monkeypatch.setattr(index_schema.os, "statvfs", lambda _: full)
     text = str(db_error(path, "cannot open the index", error))
     assert "the disk is full: free disk space" in text
+    unable = sqlite3.OperationalError("unable to open database file")
+    assert "the disk is full" in str(db_error(path, "cannot open the index", unable))

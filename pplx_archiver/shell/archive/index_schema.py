@@ -238,7 +238,8 @@ def db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
     """The project's error for an SQLite failure: the path, the reason and a hint."""
     text = str(exc)
     lowered = text.lower()
-    if "full" in lowered or ("disk i/o error" in lowered and disk_full(path)):
+    io_error = "disk i/o error" in lowered or "unable to open" in lowered
+    if "full" in lowered or (io_error and disk_full(path)):
         return StoreError(
             f"{path}: {what}: {text}; the disk is full: free disk space and run the command again"
         )
