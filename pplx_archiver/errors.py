@@ -113,6 +113,16 @@ class PayloadError(PplxError):
         super().__init__(f"{path}: {message}")
 
 
+class BudgetError(PayloadError):
+    """A thread's responses would become more than a budget allows (``budget`` names it:
+    entries, turns, blocks, sources, depth, bytes); the thread fails, nothing of it is
+    written, and the run goes on."""
+
+    def __init__(self, path: str, budget: str, message: str) -> None:
+        self.budget = budget
+        super().__init__(path, message)
+
+
 class StoreError(PplxError):
     """The archive on disk could not be written or read consistently."""
 

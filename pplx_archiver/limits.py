@@ -76,6 +76,14 @@ BOUNDS: dict[str, Bound] = {
     "total_deadline": _seconds(),
     "max_body_bytes": Bound(1024, _GIB),
     "max_challenges": Bound(1, 100),
+    # Budgets of what one thread's responses become (core/budgets.py).
+    "max_thread_entries": Bound(1, 10_000_000),
+    "max_thread_turns": Bound(1, 1_000_000),
+    "max_thread_blocks": Bound(1, 10_000_000),
+    "max_thread_sources": Bound(1, 10_000_000),
+    "max_thread_depth": Bound(8, 1000),
+    "max_thread_bytes": Bound(1024 * 1024, 16 * _GIB),
+    "max_thread_values": Bound(1000, 100_000_000),
     "usage_rate": _rate(),
     "ask_timeout": _seconds(1.0),
     "demo_threads": Bound(1, 100_000),
@@ -111,6 +119,13 @@ SETTING_FIELDS: tuple[str, ...] = (
     "total_deadline",
     "max_body_bytes",
     "max_challenges",
+    "max_thread_entries",
+    "max_thread_turns",
+    "max_thread_blocks",
+    "max_thread_sources",
+    "max_thread_depth",
+    "max_thread_bytes",
+    "max_thread_values",
 )
 
 

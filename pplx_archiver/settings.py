@@ -16,6 +16,8 @@ from typing import Any
 
 import platformdirs
 
+from pplx_archiver.core.budgets import DEFAULTS as BUDGETS
+from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.limits import SETTING_FIELDS, check
 
@@ -69,6 +71,14 @@ class Settings:
     # machine of several cores), "on" (always a process of its own) or "off" (a thread).
     writer_process: str = "auto"
     max_challenges: int = 5
+    # Budgets of what one thread's responses become (core/budgets.py, issue 44).
+    max_thread_entries: int = BUDGETS["entries"]
+    max_thread_turns: int = BUDGETS["turns"]
+    max_thread_blocks: int = BUDGETS["blocks"]
+    max_thread_sources: int = BUDGETS["sources"]
+    max_thread_depth: int = BUDGETS["depth"]
+    max_thread_bytes: int = BUDGETS["bytes"]
+    max_thread_values: int = BUDGETS["values"]
     config_dir: Path = dataclasses.field(
         default_factory=lambda: Path(platformdirs.user_config_dir(APP_DIR_NAME))
     )
@@ -84,10 +94,16 @@ class Settings:
             allowed = check(name, value)
             if allowed is not None:
                 raise ConfigError(f"{name.replace('_', '-')} must be {allowed}, got {value!r}")
-        if self.session_token is not None and not self.session_token.isascii():
+        token = self.session_token
+        if token is not None and not token.isascii():
             raise ConfigError(
                 "session token contains non-ASCII characters: copy the cookie value exactly "
                 "(HTTP headers carry ASCII only)"
+            )
+        if token is not None and any(ord(c) < 0x20 or ord(c) == 0x7F for c in token.strip()):
+            raise ConfigError(
+                "session token contains a line break or another control character: copy the "
+                "cookie value exactly"
             )
         if self.console_level not in ("info", "warning", "error"):
             raise ConfigError(
@@ -110,6 +126,11 @@ class Settings:
             raise ConfigError(
                 f"writer process must be auto, on or off, got {self.writer_process!r}"
             )
+
+    @property
+    def budgets(self) -> Budgets:
+        """The per-thread budgets of a run."""
+        return Budgets(**{name: getattr(self, f"max_thread_{name}") for name in BUDGETS})
 
     @property
     def credential_path(self) -> Path:
@@ -143,6 +164,13 @@ _ENV = {
     "PPLX_DOWNLOAD_DEADLINE": "download_deadline",
     "PPLX_TOTAL_DEADLINE": "total_deadline",
     "PPLX_MAX_BODY_BYTES": "max_body_bytes",
+    "PPLX_MAX_THREAD_ENTRIES": "max_thread_entries",
+    "PPLX_MAX_THREAD_TURNS": "max_thread_turns",
+    "PPLX_MAX_THREAD_BLOCKS": "max_thread_blocks",
+    "PPLX_MAX_THREAD_SOURCES": "max_thread_sources",
+    "PPLX_MAX_THREAD_DEPTH": "max_thread_depth",
+    "PPLX_MAX_THREAD_BYTES": "max_thread_bytes",
+    "PPLX_MAX_THREAD_VALUES": "max_thread_values",
     "PPLX_CONSOLE_LEVEL": "console_level",
     "PPLX_WRITER_PROCESS": "writer_process",
 }

@@ -80,6 +80,13 @@ class CommonOptions:
     download_deadline: float | None = None
     total_deadline: float | None = None
     max_body_bytes: int | None = None
+    max_thread_entries: int | None = None
+    max_thread_turns: int | None = None
+    max_thread_blocks: int | None = None
+    max_thread_sources: int | None = None
+    max_thread_depth: int | None = None
+    max_thread_bytes: int | None = None
+    max_thread_values: int | None = None
     verbose: bool = False
     quiet: bool = False
     monitor: MonitorOptions = dataclasses.field(default_factory=MonitorOptions)
@@ -108,6 +115,13 @@ class CommonOptions:
                 "download_deadline": self.download_deadline,
                 "total_deadline": self.total_deadline,
                 "max_body_bytes": self.max_body_bytes,
+                "max_thread_entries": self.max_thread_entries,
+                "max_thread_turns": self.max_thread_turns,
+                "max_thread_blocks": self.max_thread_blocks,
+                "max_thread_sources": self.max_thread_sources,
+                "max_thread_depth": self.max_thread_depth,
+                "max_thread_bytes": self.max_thread_bytes,
+                "max_thread_values": self.max_thread_values,
                 "console_level": "info" if self.verbose else ("error" if self.quiet else None),
             }
         )

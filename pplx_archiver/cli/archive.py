@@ -128,6 +128,55 @@ MAX_BODY_BYTES = bounded(
     metavar="BYTES",
     help="Largest API body read [default: 64 MiB].",
 )
+MAX_THREAD_ENTRIES = bounded(
+    "max_thread_entries",
+    None,
+    "--max-thread-entries",
+    metavar="N",
+    help="Entries one thread may hold, per flavour, all pages together [default: 10000].",
+)
+MAX_THREAD_TURNS = bounded(
+    "max_thread_turns",
+    None,
+    "--max-thread-turns",
+    metavar="N",
+    help="Turns (with background entries) one thread may hold [default: 5000].",
+)
+MAX_THREAD_BLOCKS = bounded(
+    "max_thread_blocks",
+    None,
+    "--max-thread-blocks",
+    metavar="N",
+    help="Schematized blocks one thread may hold [default: 200000].",
+)
+MAX_THREAD_SOURCES = bounded(
+    "max_thread_sources",
+    None,
+    "--max-thread-sources",
+    metavar="N",
+    help="Sources one thread may cite [default: 100000].",
+)
+MAX_THREAD_DEPTH = bounded(
+    "max_thread_depth",
+    None,
+    "--max-thread-depth",
+    metavar="N",
+    help="Nesting depth of one thread page [default: 256].",
+)
+MAX_THREAD_BYTES = bounded(
+    "max_thread_bytes",
+    None,
+    "--max-thread-bytes",
+    metavar="BYTES",
+    help="Bytes one thread may write, raw and derived files [default: 512 MiB].",
+)
+MAX_THREAD_VALUES = bounded(
+    "max_thread_values",
+    None,
+    "--max-thread-values",
+    metavar="N",
+    help="JSON objects and arrays of one API body, counted before it is parsed [default: 1000000].",
+)
 VERBOSE = typer.Option(False, "--verbose", "-v", help="Also show per-thread events.")
 QUIET = typer.Option(False, "--quiet", "-q", help="Show only errors (and the summary).")
 EARLY_STOP = bounded(
@@ -231,6 +280,13 @@ def batch(
     download_deadline: float | None = DOWNLOAD_DEADLINE,
     total_deadline: float | None = TOTAL_DEADLINE,
     max_body_bytes: int | None = MAX_BODY_BYTES,
+    max_thread_entries: int | None = MAX_THREAD_ENTRIES,
+    max_thread_turns: int | None = MAX_THREAD_TURNS,
+    max_thread_blocks: int | None = MAX_THREAD_BLOCKS,
+    max_thread_sources: int | None = MAX_THREAD_SOURCES,
+    max_thread_depth: int | None = MAX_THREAD_DEPTH,
+    max_thread_bytes: int | None = MAX_THREAD_BYTES,
+    max_thread_values: int | None = MAX_THREAD_VALUES,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
     base_url: str | None = BASE_URL,
@@ -290,6 +346,13 @@ def sync(
     download_deadline: float | None = DOWNLOAD_DEADLINE,
     total_deadline: float | None = TOTAL_DEADLINE,
     max_body_bytes: int | None = MAX_BODY_BYTES,
+    max_thread_entries: int | None = MAX_THREAD_ENTRIES,
+    max_thread_turns: int | None = MAX_THREAD_TURNS,
+    max_thread_blocks: int | None = MAX_THREAD_BLOCKS,
+    max_thread_sources: int | None = MAX_THREAD_SOURCES,
+    max_thread_depth: int | None = MAX_THREAD_DEPTH,
+    max_thread_bytes: int | None = MAX_THREAD_BYTES,
+    max_thread_values: int | None = MAX_THREAD_VALUES,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
     base_url: str | None = BASE_URL,
@@ -339,6 +402,13 @@ def export(
     download_deadline: float | None = DOWNLOAD_DEADLINE,
     total_deadline: float | None = TOTAL_DEADLINE,
     max_body_bytes: int | None = MAX_BODY_BYTES,
+    max_thread_entries: int | None = MAX_THREAD_ENTRIES,
+    max_thread_turns: int | None = MAX_THREAD_TURNS,
+    max_thread_blocks: int | None = MAX_THREAD_BLOCKS,
+    max_thread_sources: int | None = MAX_THREAD_SOURCES,
+    max_thread_depth: int | None = MAX_THREAD_DEPTH,
+    max_thread_bytes: int | None = MAX_THREAD_BYTES,
+    max_thread_values: int | None = MAX_THREAD_VALUES,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
     base_url: str | None = BASE_URL,

@@ -6,8 +6,11 @@ for the problems an ask stream reports in-band (see :mod:`pplx_archiver.errors`)
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -263,7 +266,7 @@ def ask(
             view = TerminalView()
         else:
             view = PlainView(sys.stdout)
-        with run_logging(settings, "ask"):
+        with run_logging(settings, "ask"), _sigterm_interrupts():
             record = anyio.run(lambda: run_ask(settings, opts, view=view))
     except KeyboardInterrupt:
         _stop(view)
@@ -273,6 +276,24 @@ def ask(
         _stop(view)
         raise typer.Exit(fail(exc)) from None
     _emit(record, sys.stdout)
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM stops an ask as Ctrl-C does (exit 4, nothing archived), not by the signal."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an in-process caller): left as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _stop(view: Any) -> None:

@@ -7,6 +7,7 @@ date, an FTS5 syntax mistake in a ``--raw`` query); 6 the index needs a rebuild 
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -18,7 +19,14 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import run_logging
 from pplx_archiver.core.model import MODES
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError, exit_code_for
+from pplx_archiver.errors import (
+    EXIT_FAILURES,
+    EXIT_OK,
+    ConfigError,
+    IndexCorruptError,
+    PplxError,
+    exit_code_for,
+)
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.shell.archive.lock import writer_lock
@@ -128,6 +136,11 @@ def search(
         db = search_mod.open_readonly(db_path)
         try:
             hits = search_mod.search(db, query, filters, limit, raw=raw)
+        except sqlite3.DatabaseError as exc:  # a damaged search table: no traceback
+            raise IndexCorruptError(
+                f"{db_path}: the search index is damaged ({exc}): run `pplx-export reindex "
+                f"--out {settings.out_dir}` to rebuild it (`pplx-export verify` shows the damage)"
+            ) from None
         finally:
             db.close()
     except (PplxError, OSError) as exc:

@@ -31,6 +31,7 @@ KINDS: Mapping[str, str] = {
     "THREAD_INCOMPLETE": "a report or an asset could not be fetched",
     "LISTING_SHRANK": "a complete listing lacked many known threads; nothing was deleted",
     "ARCHIVE_ONLY_COPY": "a thread deleted upstream: the archive holds its only copy",
+    "THREAD_RETURNED": "a tombstoned thread (deleted, expired, not found) answered again",
 }
 
 # Fields that describe a finding without changing which fact it states.

@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.assets import assets_of
+from pplx_archiver.core.budgets import Budgets, PageTally, output_bytes
 from pplx_archiver.core.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.model import (
     AssetFile,
@@ -118,15 +119,19 @@ class _Live:
 
 
 def _flavour(
-    thread_id: str, flavour: str, limit: int
+    thread_id: str, flavour: str, limit: int, budgets: Budgets
 ) -> Generator[PageNeed, tuple[Any, bytes], tuple[FlavourPlan, _Live]]:
-    """Fetch every page of one flavour; return its plan and the pages as received."""
+    """Fetch every page of one flavour; return its plan and the pages as received.
+
+    Each page is held to the thread's budgets (entries, blocks, depth) as it arrives."""
     gen = thread_pages(thread_id, flavour, limit=limit)
     acc = _Pages([], [], [], [])
+    tally = PageTally()
     request = next(gen)
     try:
         while True:
             decoded, body = yield PageNeed(request, flavour)
+            tally.add(thread_id, decoded, budgets)
             record = request.as_record()
             clean = scrub_signed_urls(body)
             acc.raw.append((record, clean))
@@ -158,30 +163,42 @@ def _decode(
         raise PayloadError(tid, f"payload cannot be decoded: {exc}") from None
 
 
+def _check_decoded(tid: str, thread: Thread, budgets: Budgets) -> Thread:
+    """Hold a decoded thread to the turn and source budgets, before it is rendered."""
+    budgets.check(tid, "turns", len(thread.entries) + len(thread.background))
+    every = (*thread.entries, *thread.background)
+    budgets.check(tid, "sources", sum(len(e.sources) + len(e.final_web_results) for e in every))
+    return thread
+
+
 def thread_flow(
     row: ListingRow,
     ctx: RenderContext,
     *,
     page_limit: int,
     assets: bool = True,
+    budgets: Budgets | None = None,
 ) -> Generator[Need, Any, ThreadPlan]:
     """Yield the pages and assets one thread needs; return the plan of what it becomes.
 
-    A malformed page raises :class:`~pplx_archiver.errors.PayloadError` as every decode does.
+    A malformed page raises :class:`~pplx_archiver.errors.PayloadError` as every decode does;
+    a thread that would become more than ``budgets`` allow raises
+    :class:`~pplx_archiver.errors.BudgetError` (a PayloadError) before it is written.
     With ``assets`` false no :class:`AssetsNeed` is yielded and nothing is downloaded.
     """
     tid = row.thread_id
+    budgets = budgets or Budgets()
     memo = DecodeMemo()  # each embedded JSON text parsed once, each entry decoded once
-    plain, plain_live = yield from _flavour(tid, PLAIN, page_limit)
+    plain, plain_live = yield from _flavour(tid, PLAIN, page_limit, budgets)
     # Without a search-mode entry the schematized pages are certainly needed: the plain
     # pages are then decoded only once, with them (which checks them as well).
     thread: Thread | None = None
     if may_stay_plain(plain.pages):
-        thread = _decode(tid, plain.pages, (), memo)
+        thread = _check_decoded(tid, _decode(tid, plain.pages, (), memo), budgets)
     blocks: FlavourPlan | None = None
     blocks_live = _Live()
     if thread is None or blocks_needed(thread, row):
-        blocks, blocks_live = yield from _flavour(tid, BLOCKS, page_limit)
+        blocks, blocks_live = yield from _flavour(tid, BLOCKS, page_limit, budgets)
         thread = None  # the schematized pages change the decoded thread
     inp = ThreadInput(
         thread_id=tid,
@@ -191,6 +208,7 @@ def thread_flow(
     )
     if thread is None:
         thread = _decode(tid, inp.plain_pages, inp.blocks_pages, memo)
+        _check_decoded(tid, thread, budgets)
     refs: tuple[AssetRef, ...] = ()
     if assets:
         refs = assets_of(thread)
@@ -205,6 +223,8 @@ def thread_flow(
             downloads: tuple[AssetFile, ...] = yield AssetsNeed(refs)
             inp = dataclasses.replace(inp, downloads=tuple(downloads))
     result = render_thread(inp, ctx, thread=thread)
+    raw = (plain.raw_file, blocks.raw_file if blocks else None)
+    budgets.check(tid, "bytes", output_bytes(result.files, *raw))
     return ThreadPlan(tid, plain, blocks, refs, result)
 
 

@@ -1,7 +1,8 @@
 """Archive names: safe path components, title slugs, thread folder names, timestamp keys.
 
 Every name derived from an API string goes through :func:`safe_component`: no path
-separators, no ``..``, no control characters, no leading dots, bounded length, never empty.
+separators, no ``..``, no control characters, no leading dots, no Windows device name (with
+or without an extension: ``aux.txt`` becomes ``aux_.txt``), bounded length, never empty.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def safe_component(name: str, *, fallback: str = "untitled", max_len: int = MAX_
         text = text[:max_len].rstrip(" .-")
     if not text or text.lower() in _WINDOWS_RESERVED:
         text = fallback
+    stem, dot, rest = text.partition(".")
+    if dot and stem.rstrip(" ").lower() in _WINDOWS_RESERVED:
+        # Windows reserves the device names with any extension too: ``aux.txt``, ``con.md``
+        text = f"{stem.rstrip(' ')}_.{rest}"[:max_len]
     return text
 
 

@@ -2,10 +2,13 @@
 
 A listed thread is ``new`` (never archived), ``updated`` (its normalised update time moved,
 or ``--force``), ``retry`` (an earlier run failed or left it incomplete), ``unchanged``
-(same update time and complete: skipped without a request) or ``terminal`` (deleted or
-expired: not retried). The listing is newest-first by update time, so once a run of
-``threshold`` consecutive unchanged threads has passed, everything older is unchanged too.
-A thread confirmed ``not_found`` (404 in two runs) is terminal as well, until forgotten.
+(same update time and complete: skipped without a request) or ``terminal`` (expired and
+listed at the update time it expired at: not retried). The listing is newest-first by update
+time, so once a run of ``threshold`` consecutive unchanged threads has passed, everything
+older is unchanged too. A tombstone is a state, not a verdict (issue 44): a thread deleted
+or confirmed ``not_found`` that is listed again — the service lists no deleted thread — is
+a ``retry``, and so is an expired one whose update time moved (or any, with ``--force``:
+``export`` fetches every id it is given).
 
 Filters that cost nothing (issue 37): a thread to fetch is left out, without a request, when
 ``--since`` is later than its listed update time (``before_since``), or when ``--mode``
@@ -40,6 +43,10 @@ BY_LISTING = "listing"
 BY_MEMO = "remembered"
 
 
+# The states of a thread the service said it no longer has (a state, not a verdict).
+TOMBSTONES = ("deleted", "expired", "not_found")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class StoredState:
     """What the index knows of a thread."""
@@ -53,8 +60,11 @@ def decide(row: ListingRow, stored: StoredState | None, *, force: bool = False) 
     """Classify one listed thread against the index."""
     if stored is None:
         return NEW
-    if stored.status in ("deleted", "expired", "not_found"):
-        return TERMINAL
+    if stored.status in TOMBSTONES:
+        same = normalize_timestamp_key(row.updated_at) == normalize_timestamp_key(
+            stored.last_updated
+        )
+        return TERMINAL if stored.status == "expired" and same and not force else RETRY
     if stored.status != "done" or not stored.complete:
         return RETRY
     if force:

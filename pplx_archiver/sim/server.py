@@ -270,6 +270,17 @@ class SimServer:
         except (binascii.Error, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             return None
 
+    def _gone(self, index: int | None) -> Response | None:
+        """The answer for a thread that is not there (vanished, deleted, expired)."""
+        if index is None or self.state.status(index) == "vanished":
+            return _error(404, "THREAD_NOT_FOUND", "Thread not found")
+        status = self.state.status(index)
+        if status == "deleted":
+            return _error(400, "ENTRY_DELETED", "This entry has been deleted")
+        if status == "expired":
+            return _error(400, "ENTRY_EXPIRED", "This entry has expired")
+        return None
+
     async def thread(self, request: Request) -> Response:
         auth = self._auth(request, True)
         if auth == sessions.LOGGED_OUT:
@@ -279,18 +290,17 @@ class SimServer:
         kind, index = self.state.lookup(request.path_params["thread_id"])
         if kind == "sibling":
             return _error(403, "VIEW_THREAD_NOT_ALLOWED")
-        if index is None or self.state.status(index) == "vanished":
-            return _error(404, "THREAD_NOT_FOUND", "Thread not found")
-        status = self.state.status(index)
-        if status == "deleted":
-            return _error(400, "ENTRY_DELETED", "This entry has been deleted")
-        if status == "expired":
-            return _error(400, "ENTRY_EXPIRED", "This entry has expired")
+        gone = self._gone(index)
+        if gone is not None:
+            return gone
+        assert index is not None
         if index >= self.state.size and self.config.transient_404:
             hits = self.state.detail_hits.get(index, 0)
             self.state.detail_hits[index] = hits + 1
             if hits < self.config.transient_404:
                 return _error(404, "THREAD_NOT_FOUND", "Thread not found")
+        if index in self.state.hostile:
+            return self._finish(Response(self.state.hostile[index], media_type="application/json"))
         q = request.query_params
         blocks = q.get("with_schematized_response", "").lower() == "true"
         raw_limit = q.get("limit")
@@ -575,6 +585,15 @@ class SimServer:
             for thread_id in body.get("expire", []):
                 self.state.expire(self._index_of(thread_id))
                 result.setdefault("expired", []).append(thread_id)
+            for thread_id in body.get("restore", []):
+                self.state.restore(self._index_of(thread_id))
+                result.setdefault("restored", []).append(thread_id)
+            for item in body.get("amplify", []):
+                # a hostile answer: a body of N empty entries (issue 44), tiny on the wire
+                entries = int(item.get("entries", 250_000))
+                index = self._index_of(item["thread"])
+                self.state.hostile[index] = b'{"entries":[' + b"{}," * (entries - 1) + b"{}]}"
+                result.setdefault("amplified", []).append(item["thread"])
         except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
             return _json({"error": f"bad mutation: {exc}"}, 400)
         return _json(result)

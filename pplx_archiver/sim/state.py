@@ -60,6 +60,8 @@ class AccountState:
         self.detail_hits: dict[int, int] = {}
         self._members: dict[int, list[int]] | None = None
         self._spaces: list[Json] | None = None
+        # thread index -> a hostile detail body served instead of the thread (mutate amplify)
+        self.hostile: dict[int, bytes] = {}
         self.failing_reports = False  # the CDN answers 500 for research reports (mutate)
         self.created_spaces: list[Json] = []  # spaces made through the API (sim/ask.py)
         # Threads of another user in a space shared with the account (SimConfig docstring).
@@ -329,6 +331,17 @@ class AccountState:
         for index in chosen:
             self.versions[index] = self.versions.get(index, 0) + 1
         return [thread_uuid(self.seed, i) for i in chosen]
+
+    def restore(self, index: int) -> None:
+        """Undo a deletion, an expiry or an incident: thread ``index`` is listed again (at the
+        top, as a thread with new activity) and answers again."""
+        self._deleted.discard(index)
+        self._expired.discard(index)
+        self._vanished.discard(index)
+        self._excluded = None
+        self._members = None
+        self._move_to_top(index, self.plan(index))
+        self.versions[index] = self.versions.get(index, 0) + 1
 
     def hidden(self, index: int) -> bool:
         """True when thread ``index`` is gone from every listing (deleted or vanished)."""

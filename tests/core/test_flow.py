@@ -10,6 +10,7 @@ import pytest
 
 from pplx_archiver.core import flow as flow_mod
 from pplx_archiver.core.assets import extract_assets
+from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.core.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.flow import AssetsNeed, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import AssetFile, ListingRow, RawPage, ThreadInput
@@ -18,7 +19,7 @@ from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
 from pplx_archiver.core.render import needs_blocks, render_thread
 from pplx_archiver.core.scrub import scrub_signed_urls
 from pplx_archiver.core.values import Thread
-from pplx_archiver.errors import PayloadError
+from pplx_archiver.errors import BudgetError, PayloadError
 from tests.core import builders as b
 from tests.core.simcorpus import account
 
@@ -26,12 +27,16 @@ SIGNED = "https://cdn.test/r.md?Expires=4102444800&Signature=sigsig&Key-Pair-Id=
 
 
 def _drive(
-    inp: ThreadInput, *, assets: bool = True, downloads: tuple[AssetFile, ...] = ()
+    inp: ThreadInput,
+    *,
+    assets: bool = True,
+    downloads: tuple[AssetFile, ...] = (),
+    budgets: Budgets | None = None,
 ) -> tuple[ThreadPlan, list[Any]]:
     """Answer the flow from the input's page bodies (as bytes); return the plan and needs."""
     served = {PLAIN: list(inp.plain_pages), BLOCKS: list(inp.blocks_pages)}
     assert inp.listing is not None
-    gen = thread_flow(inp.listing, b.CTX, page_limit=100, assets=assets)
+    gen = thread_flow(inp.listing, b.CTX, page_limit=100, assets=assets, budgets=budgets)
     needs: list[Any] = []
     answer: Any = None
     try:
@@ -210,3 +215,20 @@ def test_urls_the_bodies_do_not_tell_are_read_from_a_decode(
     plan, _needs = _drive(inp)
     assert [r.url for r in plan.refs] == [SIGNED]
     assert len(calls) == (2 if how == "fallback" else 1)
+
+
+def test_turns_and_sources_are_held_to_their_budgets_before_the_rendering() -> None:
+    """A decoded thread past the turn or source budget fails naming it (issue 44)."""
+    inp = max(
+        (inp for inp, _ in account(30, 11)), key=lambda i: len(i.plain_pages[0].body["entries"])
+    )
+    plan, _ = _drive(inp)
+    turns = plan.result.record["counts"]["turns"]
+    assert turns >= 2
+    with pytest.raises(BudgetError) as caught:
+        _drive(inp, budgets=Budgets(turns=1))
+    assert caught.value.budget == "turns"
+    assert plan.result.record["counts"]["sources"] > 0
+    with pytest.raises(BudgetError) as caught:
+        _drive(inp, budgets=Budgets(sources=0))
+    assert caught.value.budget == "sources"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,3 +56,20 @@ def test_timestamp_key_strips_trailing_zeros() -> None:
     )
     assert normalize_timestamp_key("2026-07-20T08:02:14.816554") == "2026-07-20T08:02:14.816554"
     assert normalize_timestamp_key(None) == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "safe"),
+    [
+        ("aux.txt", "aux_.txt"),
+        ("CON.md", "CON_.md"),
+        ("nul.tar.gz", "nul_.tar.gz"),
+        ("com1 .txt", "com1_.txt"),
+        ("LPT9.json", "LPT9_.json"),
+        ("auxiliary.txt", "auxiliary.txt"),
+        ("aux", "untitled"),
+    ],
+)
+def test_windows_device_names_with_an_extension_are_renamed(name: str, safe: str) -> None:
+    """Windows reserves a device name before any extension too (issue 44)."""
+    assert safe_component(name) == safe

@@ -27,8 +27,13 @@ def test_decisions() -> None:
     assert decide(ROW, StoredState("done", "2026-09-07T16:40:00Z")) == UPDATED
     assert decide(ROW, StoredState("failed", ROW.updated_at)) == RETRY
     assert decide(ROW, StoredState("done", ROW.updated_at, complete=False)) == RETRY
-    assert decide(ROW, StoredState("deleted", ROW.updated_at)) == TERMINAL
-    assert decide(ROW, StoredState("expired", None), force=True) == TERMINAL
+    # A tombstone is a state (issue 44): a deleted or not-found thread listed again is
+    # fetched again; an expired one (still listed) only when its update time moved or forced.
+    assert decide(ROW, StoredState("deleted", ROW.updated_at)) == RETRY
+    assert decide(ROW, StoredState("not_found", ROW.updated_at)) == RETRY
+    assert decide(ROW, StoredState("expired", ROW.updated_at)) == TERMINAL
+    assert decide(ROW, StoredState("expired", "2026-09-01T00:00:00Z")) == RETRY
+    assert decide(ROW, StoredState("expired", ROW.updated_at), force=True) == RETRY
 
 
 def test_early_stop_needs_a_consecutive_run() -> None:

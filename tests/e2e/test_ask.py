@@ -195,10 +195,12 @@ def test_models_table_is_cached_with_its_age(sim: RunningSim, tmp_path: Path) ->
     assert "models (cached" in cached.stdout and "ago)" in cached.stdout
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_during_the_stream_leaves_the_archive_untouched(
-    sim: RunningSim, tmp_path: Path
+    sim: RunningSim, tmp_path: Path, sig: signal.Signals
 ) -> None:
-    """SIGINT while the answer streams exits 4; the archive keeps exactly what it had."""
+    """SIGINT or SIGTERM while the answer streams exits 4 (issue 44: SIGTERM too); the
+    archive keeps exactly what it had."""
     out = tmp_path / "a"
     first = ask(["ask", "kept question", *sim_args(sim, out)])
     assert first.code == 0
@@ -216,7 +218,7 @@ def test_ctrl_c_during_the_stream_leaves_the_archive_untouched(
     )
     assert proc.stdout is not None
     assert proc.stdout.read(1)  # blocks until the answer starts streaming
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 4, stderr
     assert b"interrupted" in stderr and b'"thread_uuid"' not in stdout

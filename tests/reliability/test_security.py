@@ -236,29 +236,32 @@ def test_api_redirect_to_another_host_is_not_followed_and_carries_no_cookie() ->
 
 
 def test_cdn_redirect_chain_never_carries_cookies_or_authorization(tmp_path: Path) -> None:
-    """The CDN downloader follows a cross-host redirect chain without any credential header."""
+    """The CDN downloader follows a cross-host redirect chain (between asset stores) without
+    any credential header."""
     seen: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        if request.url.host == "cdn.example":
+        if request.url.host == "d1.cloudfront.net":
             return httpx.Response(
                 302,
                 headers={
-                    "location": "https://other.example/f?Signature=abc",
-                    "set-cookie": "sess=stolen; Domain=example",
+                    "location": "https://bucket.s3.amazonaws.com/f?Signature=abc",
+                    "set-cookie": "sess=stolen; Domain=amazonaws.com",
                 },
             )
-        if request.url.host == "other.example":
-            return httpx.Response(307, headers={"location": "https://third.example/f"})
+        if request.url.host == "bucket.s3.amazonaws.com":
+            return httpx.Response(307, headers={"location": "https://files.perplexity.ai/f"})
         return httpx.Response(200, content=b"payload")
 
     async def go() -> bytes:
         async with CdnDownloader(transport=httpx.MockTransport(handler)) as cdn:
-            got = await cdn.download("https://cdn.example/f?Signature=s1&Expires=9", tmp_path / "f")
+            url = "https://d1.cloudfront.net/f?Signature=s1&Expires=9"
+            got = await cdn.download(url, tmp_path / "f")
             return got.path.read_bytes()
 
     assert anyio.run(go) == b"payload"
-    assert [r.url.host for r in seen] == ["cdn.example", "other.example", "third.example"]
+    hosts = [r.url.host for r in seen]
+    assert hosts == ["d1.cloudfront.net", "bucket.s3.amazonaws.com", "files.perplexity.ai"]
     for request in seen:
         assert "cookie" not in request.headers and "authorization" not in request.headers

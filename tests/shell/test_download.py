@@ -298,3 +298,30 @@ async def test_a_finished_download_leaves_no_cyclic_garbage(tmp_path: Path) -> N
         finally:
             gc.enable()
     assert found < 20
+
+
+@pytest.mark.parametrize(
+    "location",
+    ["https://evil.example/x.md", "http://ppl-ai-file-upload.s3.amazonaws.com/x.md"],
+    ids=["other-host", "https-to-http"],
+)
+async def test_a_redirect_off_the_asset_stores_is_not_stored(tmp_path: Path, location: str) -> None:
+    """A CDN redirect to another host (or down to http) is refused, nothing staged (issue 44)."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "d2z0o16i8xm8ak.cloudfront.net":
+            return httpx.Response(302, headers={"location": location})
+        return httpx.Response(200, content=b"not the asset")
+
+    seen: list[str] = []
+
+    async def hosts(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.host)
+        return handler(request)
+
+    async with _downloader(httpx.MockTransport(hosts)) as cdn:
+        with pytest.raises(AssetDownloadError, match="not stored") as caught:
+            await cdn.download(CDN, tmp_path / "2.bin")
+    assert not caught.value.transient
+    assert list(tmp_path.iterdir()) == []
+    assert seen == ["d2z0o16i8xm8ak.cloudfront.net"]  # the refused hop is never sent

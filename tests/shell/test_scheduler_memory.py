@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import orjson
 
+from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.run.offload import OFFLOAD_MIN_THREADS
@@ -87,7 +88,9 @@ def test_the_limit_counts_threads_to_fetch(tmp_path: Path) -> None:
 
 
 def test_sync_check_deleted_keeps_the_listed_ids() -> None:
-    settings: Any = SimpleNamespace(early_stop=50, concurrency=4, page_limit=100, lang="en")
+    settings: Any = SimpleNamespace(
+        early_stop=50, concurrency=4, page_limit=100, lang="en", budgets=Budgets()
+    )
     asked = _options(settings, "sync", SimpleNamespace(check_deleted=True), "me")
     plain = _options(settings, "sync", SimpleNamespace(check_deleted=False), "me")
     assert (asked.keep_listed_ids, asked.full, plain.keep_listed_ids) == (True, True, False)

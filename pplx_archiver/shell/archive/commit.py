@@ -33,6 +33,7 @@ from pplx_archiver.shell.archive.files import (
 )
 from pplx_archiver.shell.archive.fsutil import Confined, same_bytes
 from pplx_archiver.shell.archive.history import HistoryStep, plan_step
+from pplx_archiver.shell.archive.index_schema import TERMINAL_STATUSES
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.archive.index import ThreadRow
@@ -115,7 +116,8 @@ def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
         if not staged.rel.startswith(ASSETS_DIR + "/"):
             raise StoreError(f"refusing staged file {staged.rel!r}: only assets/ is staged")
     previous = arc.index.get(result.thread_uuid)
-    if previous is not None and previous.remote_deleted and THREAD_JSON in files:
+    kept = previous is not None and previous.remote_deleted and not returned_from(previous)
+    if kept and previous is not None and previous.remote_deleted and THREAD_JSON in files:
         files[THREAD_JSON] = with_remote_deleted(files[THREAD_JSON], previous.remote_deleted)
     rel = arc.claim_path(result.thread_uuid, arc.thread_rel_path(plan.account, result.dir_name))
     old_rel = previous.path if previous is not None and previous.path else None
@@ -150,6 +152,14 @@ def prepare(arc: Archive, plan: ThreadCommit) -> PreparedCommit:
     )
 
 
+def returned_from(previous: ThreadRow | None) -> str | None:
+    """The tombstone a thread being committed comes back from (``deleted``, ``expired``,
+    ``not_found``), or None: a tombstone is a state, and a thread that answers is live."""
+    if previous is not None and previous.status in TERMINAL_STATUSES:
+        return previous.status
+    return None
+
+
 def index_fields(arc: Archive, prep: PreparedCommit) -> dict[str, Any]:
     """The index row of a committed thread."""
     plan, record, previous = prep.plan, prep.plan.result.record, prep.previous
@@ -176,6 +186,7 @@ def index_fields(arc: Archive, prep: PreparedCommit) -> dict[str, Any]:
         else (previous.listing if previous else None),
         "archived_at": arc.now(),
         "files": file_records(prep.wanted),
+        **({"remote_deleted": None} if returned_from(previous) else {}),
     }
 
 
@@ -191,6 +202,11 @@ def commit_findings(prep: PreparedCommit) -> list[Found]:
         out += [(e, "warning", {"thread_uuid": uuid, **f}) for e, f in prep.history.findings]
     if not plan.assets_complete:
         out.append(("THREAD_INCOMPLETE", "warning", {"thread_uuid": uuid, **missing(plan)}))
+    state = returned_from(prep.previous)
+    if state is not None and prep.previous is not None:
+        back = {"previous_state": state, "tombstoned_in_run": prep.previous.updated_in_run}
+        back["remote_deleted"] = prep.previous.remote_deleted
+        out.append(("THREAD_RETURNED", "warning", {"thread_uuid": uuid, **back}))
     return out
 
 

@@ -7,6 +7,7 @@ writes.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -121,3 +122,29 @@ def with_remote_deleted(data: bytes, timestamp: str) -> bytes:
 def str_or_none(value: Any) -> str | None:
     """``value`` when it is a string."""
     return value if isinstance(value, str) else None
+
+
+def stored_assets_problem(folder: Path, *, deep: bool = False) -> str | None:
+    """Why an asset file ``assets/manifest.json`` lists as stored is not on disk as listed
+    (missing, another size, with ``deep`` another sha256), or None. A thread with one is
+    fetched again by the next run that lists it (``sync --full`` lists every thread)."""
+    try:
+        manifest = orjson.loads((folder / ASSETS_DIR / "manifest.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None  # no manifest (no assets), or one the raw-file records already judge
+    entries = manifest.get("assets") if isinstance(manifest, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        stored = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(stored, str) or not stored.startswith(ASSETS_DIR + "/"):
+            continue
+        path = folder.joinpath(*stored.split("/"))
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return f"{stored} missing"
+        if isinstance(entry.get("bytes"), int) and size != entry["bytes"]:
+            return f"{stored} has {size} bytes, the manifest says {entry['bytes']}"
+        want = entry.get("sha256") if deep else None
+        if isinstance(want, str) and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+            return f"{stored} changed since it was stored"
+    return None

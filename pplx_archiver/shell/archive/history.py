@@ -138,9 +138,7 @@ def plan_step(
     new = {RAW_ENTRIES: plan.raw_entries}
     if plan.raw_blocks is not None:
         new[RAW_BLOCKS] = plan.raw_blocks
-    if old is None or (
-        old.keys() == new.keys() and all(same_content(old[k], new[k]) for k in new)
-    ):
+    if old is None or (old.keys() == new.keys() and all(same_content(old[k], new[k]) for k in new)):
         return None  # a new thread, or the same version (signed URLs renewed at most)
     lines = versions(source)
     old_sha = {name: sha256(data) for name, data in old.items()}

@@ -4,10 +4,9 @@ One row per thread (status, update time, folder, attempts, last error), one row 
 row per registered answer variant; WAL journal, one transaction per finished thread. The API
 is synchronous and thread-safe (one connection guarded by a lock). Statuses: ``done`` (all
 files in place), ``failed`` (retried next run), ``pending`` (being written or rewritten; a
-crash leaves it here: fetched again), ``deleted``/``expired`` (ENTRY_DELETED/ENTRY_EXPIRED;
-not retried) and ``not_found`` (404 in two runs, or an id ``export`` was given that the service
-does not know; not retried until ``forget``). Schema and migrations: ``index_schema``. A
-read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
+crash leaves it here: fetched again), and the tombstones ``deleted``/``expired``/``not_found``
+(fetched again only when listed or exported again). Schema and migrations: ``index_schema``.
+A read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ class Index(ModeMemoTable):
         self.path = path
         self.read_only = read_only
         self._lock = threading.RLock()
+        sch.refuse_damaged(path)  # never made into a new, empty index
         try:
             if read_only:
                 self._db = sch.connect_read_only(path)

@@ -203,14 +203,65 @@ def run_row(r: sqlite3.Row) -> RunRow:
     )
 
 
+def index_file_damage(path: Path) -> str | None:
+    """What is wrong with the index file itself, or None: ``missing``, ``empty (0 bytes)``,
+    ``not an SQLite database``, ``a foreign SQLite database (no threads table)``."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return "missing"
+    except OSError:
+        return None  # unreadable: the open says why
+    if not head:
+        wal = Path(f"{path}-wal")
+        return None if wal.is_file() and wal.stat().st_size else "empty (0 bytes)"
+    if head != b"SQLite format 3\x00":
+        return "not an SQLite database"
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'threads'"
+            ).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None  # damaged inside: the open says how
+    return None if found else "a foreign SQLite database (no threads table)"
+
+
+def refuse_damaged(path: Path) -> None:
+    """Raise :class:`IndexCorruptError` for an index file that is there but is no index."""
+    damage = index_file_damage(path) if path.name == "archive.sqlite" else None
+    if damage is not None and damage != "missing":
+        raise IndexCorruptError(f"{path}: the index is {damage}: {REINDEX_HINT}")
+
+
+def disk_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has no block left for this user (a read-only
+    command's SQLite then says only "disk I/O error": it could not make its ``-shm`` file)."""
+    try:
+        stats = os.statvfs(path.parent if not path.is_dir() else path)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
 def db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
     """The project's error for an SQLite failure: the path, the reason and a hint."""
     text = str(exc)
     lowered = text.lower()
-    if "full" in lowered:
-        return StoreError(f"{path}: {what}: {text}; free disk space and run the command again")
+    io_error = "disk i/o error" in lowered or "unable to open" in lowered
+    if "full" in lowered or (io_error and disk_full(path)):
+        return StoreError(
+            f"{path}: {what}: {text}; the disk is full: free disk space and run the command again"
+        )
     if "readonly" in lowered or "read-only" in lowered:
         return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
+    damage = index_file_damage(path) if path.name == "archive.sqlite" else None
+    if damage is not None and damage != "missing":
+        return IndexCorruptError(f"{path}: {what}: the index is {damage}: {REINDEX_HINT}")
     if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
         return IndexCorruptError(
             f"{path}: {what}: {text}; the index is damaged: {reindex_hint(path)}"

@@ -45,8 +45,9 @@ from pplx_archiver.shell.archive.files import dump_record as dump_record
 from pplx_archiver.shell.archive.files import listing_from_json as listing_from_json
 from pplx_archiver.shell.archive.files import listing_to_json as listing_to_json
 from pplx_archiver.shell.archive.files import recorded_file_keys as recorded_file_keys
+from pplx_archiver.shell.archive.files import stored_assets_problem
 from pplx_archiver.shell.archive.fsutil import safe_join
-from pplx_archiver.shell.archive.index import Index, RunRow, ThreadRow
+from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index, RunRow, ThreadRow
 from pplx_archiver.shell.archive.registry import Registry, utc_now
 from pplx_archiver.shell.archive.writer import ArchiveWriter, CommitOutcome
 
@@ -219,7 +220,7 @@ class Archive:
                     return f"{rel} unreadable"
                 if digest != expected[1]:
                     return f"{rel} changed since it was written"
-        return None
+        return stored_assets_problem(folder, deep=deep)
 
     def first_invalid_thread(self) -> ThreadRow | None:
         """The first done thread whose stored files are missing or changed in size."""
@@ -236,10 +237,9 @@ class Archive:
         while, so one 404 of a listed thread is only a failure, retried by the next run.
         """
         previous = self.index.get(uuid)
-        was_404 = (
-            previous is not None
-            and previous.status == "failed"
-            and (previous.error or "").startswith("NotFoundError")
+        was_404 = previous is not None and (
+            previous.status == "not_found"
+            or (previous.status == "failed" and (previous.error or "").startswith("NotFoundError"))
         )
         never_archived = previous is None or previous.status != "done"
         if not (was_404 or (immediate and never_archived)):
@@ -267,7 +267,8 @@ class Archive:
     def kept_record(self, thread_uuid: str) -> dict[str, Any]:
         """Fields the render must carry over into ``thread.json`` (``remote_deleted``)."""
         row = self.index.get(thread_uuid)
-        if row is not None and row.remote_deleted:
+        # A tombstoned thread fetched again answered: it is live, its tombstone not kept.
+        if row is not None and row.remote_deleted and row.status not in TERMINAL_STATUSES:
             return {"remote_deleted": row.remote_deleted}
         return {}
 

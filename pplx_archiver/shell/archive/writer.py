@@ -45,6 +45,7 @@ from pplx_archiver.shell.archive.commit import (
     file_records,
     index_fields,
     prepare,
+    returned_from,
 )
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.files import (
@@ -152,6 +153,8 @@ class ArchiveWriter:
             self._search_hooks[uuid] = hook
         else:
             self.archive.index.mark_done(uuid, plan.account, fields, hook=hook)
+        if returned_from(previous) is not None:
+            self._note_returned(uuid, plan.account)
         return CommitOutcome(
             path=prep.rel,
             written=written,
@@ -161,6 +164,13 @@ class ArchiveWriter:
             version=prep.history.version if prep.history is not None else None,
             findings=tuple(self.archive.alerts.record(commit_findings(prep), plan.run_id)),
         )
+
+    def _note_returned(self, uuid: str, account: str) -> None:
+        """A tombstoned thread archived again: its tombstone line is closed, so ``reindex``
+        does not bring it back."""
+        from pplx_archiver.shell.care.reindex import append_terminal
+
+        append_terminal(self.archive.out, uuid, "returned", account=account, at=self.archive.now())
 
     def _write_history(self, target: Path, step: HistoryStep) -> None:
         """The replaced version's chunks, then the versions file (before the raw files)."""

@@ -51,7 +51,14 @@ from pplx_archiver.shell.archive.store import (
     listing_to_json,
     recorded_file_keys,
 )
-from pplx_archiver.shell.care.reindex_old import old_alerts, old_index
+from pplx_archiver.shell.care.reindex_old import (
+    carry_over,
+    lost_variants,
+    old_alerts,
+    old_index,
+    old_usage,
+    old_variants,
+)
 
 log = structlog.get_logger()
 
@@ -89,6 +96,7 @@ class ReindexSummary:
     terminal: int = 0
     variants: int = 0
     registry_dropped: int = 0
+    variants_restored: int = 0  # records the registry file lost, kept from the old index
     previous_index: str = "missing"  # missing | readable | damaged
 
     def as_event(self) -> dict[str, Any]:
@@ -103,6 +111,10 @@ class ReindexSummary:
             f"{self.terminal} terminal, {self.variants} variants, "
             f"{len(self.duplicates)} duplicate folders, {len(self.unreadable)} unreadable, "
             f"{self.registry_dropped} registry lines dropped; previous index {self.previous_index}"
+        ) + (
+            f"; {self.variants_restored} variant records the registry had lost restored"
+            if self.variants_restored
+            else ""
         )
 
 
@@ -206,7 +218,7 @@ def read_terminal_log(path: Path) -> dict[str, dict[str, Any]]:
             continue
         if not isinstance(line, dict) or not isinstance(line.get("uuid"), str):
             continue
-        if line.get("state") == "forgotten":
+        if line.get("state") in ("forgotten", "returned"):
             states.pop(line["uuid"], None)
         elif line.get("state") in TERMINAL_STATUSES:
             states[line["uuid"]] = line
@@ -294,21 +306,6 @@ def _rebuild_search(out: Path, progress: Progress | None) -> None:
         rebuild_search(archive, progress=progress)
 
 
-def carry_over(index: Index, runs: list[tuple[Any, ...]], alerts: list[tuple[Any, ...]]) -> None:
-    """The runs and alerts of the old index into the new one (facts no folder holds)."""
-    with index.transaction() as db:
-        db.executemany(
-            "INSERT INTO runs (id, command, started_at, finished_at, summary, "
-            "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            runs,
-        )
-        db.executemany(
-            "INSERT OR IGNORE INTO alerts (id, kind, thread_uuid, fact, run_id, "
-            "found_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            alerts,
-        )
-
-
 def reindex(
     out: Path, *, hooks: Iterable[Hook] = (), search_progress: Progress | None = None
 ) -> ReindexSummary:
@@ -319,7 +316,8 @@ def reindex(
     target = index_dir / "archive.sqlite"
     summary = ReindexSummary()
     runs, known, summary.previous_index = old_index(target)
-    alerts = old_alerts(target)
+    alerts, variants = old_alerts(target), old_variants(target)
+    alerts_usage = (alerts, old_usage(target))
 
     registry_path = index_dir / "answer_variants_log.jsonl"
     kept, dropped = repair_registry(registry_path)
@@ -336,8 +334,10 @@ def reindex(
     all_hooks = [*hooks, *_HOOKS]
     try:
         registry = Registry(registry_path, index)
-        if dropped:
-            registry.rewrite(kept)
+        lost = lost_variants(variants, registry)
+        if dropped or lost:  # the registry file lost records the old index held: kept
+            registry.rewrite([*kept, *lost])
+            summary.variants_restored = len(lost)
         seen = _folders(out, summary)
         for thread in seen.values():
             index.upsert(thread.uuid, thread.account, status="done", **thread.fields)
@@ -350,7 +350,7 @@ def reindex(
         records = list(registry.current().values())
         index.put_variants(records, None)
         summary.variants = len(records)
-        carry_over(index, runs, alerts)
+        carry_over(index, runs, *alerts_usage)
         index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         index.close()

@@ -1,4 +1,6 @@
-"""What ``reindex`` carries over from the index it replaces: runs, known threads, alerts.
+"""What ``reindex`` carries over from the index it replaces: runs, known threads, alerts,
+the credit usage fetched by ``usage-backfill``, and the answer-variant records the registry
+file lost.
 
 These are facts no thread folder holds (the run history, the findings recorded once); a
 readable old index gives them to the new one, a damaged or missing one gives nothing.
@@ -7,8 +9,15 @@ readable old index gives them to the new one, a damaged or missing one gives not
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import orjson
+
+from pplx_archiver.errors import StoreError
+from pplx_archiver.shell.archive.index import Index
+from pplx_archiver.shell.archive.registry import Registry, record_key
 
 
 def old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
@@ -50,3 +59,87 @@ def old_alerts(path: Path) -> list[tuple[Any, ...]]:
             db.close()
     except sqlite3.Error:
         return []
+
+
+def old_variants(path: Path) -> list[dict[str, Any]]:
+    """The variant records of a readable previous index (kept when the registry lost them)."""
+    if not path.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = [r[0] for r in db.execute("SELECT record FROM variants")]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return []
+    out: list[dict[str, Any]] = []
+    for raw in rows:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+USAGE_COLUMNS = ("thread_uuid", "status", "usage_cents", "meter_usage", "error", "fetched_at")
+
+
+def old_usage(path: Path) -> list[tuple[Any, ...]]:
+    """The credit usage rows of a readable previous index (fetched from the service by
+    ``usage-backfill``, which may not answer for them again): kept as they were."""
+    if not path.is_file():
+        return []
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return list(db.execute(f"SELECT {', '.join(USAGE_COLUMNS)} FROM usage"))
+        finally:
+            db.close()
+    except sqlite3.Error:  # no usage table (never backfilled) or a damaged index
+        return []
+
+
+def lost_variants(variants: list[dict[str, Any]], registry: Registry) -> list[dict[str, Any]]:
+    """The old index's variant records the registry file no longer holds."""
+    held = registry.current()
+    lost = []
+    for record in variants:
+        try:
+            key = record_key(record)
+        except StoreError:
+            continue
+        if key not in held:
+            lost.append(record)
+    return lost
+
+
+def carry_over(
+    index: Index,
+    runs: list[tuple[Any, ...]],
+    alerts: list[tuple[Any, ...]],
+    usage: Sequence[tuple[Any, ...]] = (),
+) -> None:
+    """The runs, alerts and credit usage of the old index into the new one (facts no
+    folder holds)."""
+    if usage:
+        from pplx_archiver.shell.care.usage import UsageStore
+
+        UsageStore(index.path).close()  # the usage table, as usage-backfill makes it
+    with index.transaction() as db:
+        if usage:
+            marks = ", ".join("?" * len(USAGE_COLUMNS))
+            names = ", ".join(USAGE_COLUMNS)
+            db.executemany(f"INSERT OR REPLACE INTO usage ({names}) VALUES ({marks})", usage)
+        db.executemany(
+            "INSERT INTO runs (id, command, started_at, finished_at, summary, "
+            "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            runs,
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO alerts (id, kind, thread_uuid, fact, run_id, "
+            "found_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            alerts,
+        )

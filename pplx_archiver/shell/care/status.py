@@ -14,9 +14,10 @@ from collections import Counter
 from typing import Any
 
 from pplx_archiver.core.relations import counts as relation_counts
-from pplx_archiver.shell.archive.index import ThreadRow
-from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, ThreadRow
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
+from pplx_archiver.shell.care.reindex import TERMINAL_LOG, read_terminal_log
 from pplx_archiver.shell.care.relations import stored_edges
 from pplx_archiver.shell.care.usage import UsageStore
 
@@ -37,6 +38,16 @@ class _Tally:
     not_found: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     invalid: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     degraded: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    tombstones: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    dates: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def add_tombstone(self, row: ThreadRow) -> None:
+        """A thread the service said it no longer has, with the date it said so."""
+        line = self.dates.get(row.uuid) or {}
+        since = row.remote_deleted or line.get("at")
+        self.tombstones.append(
+            {"thread_uuid": row.uuid, "title": row.title, "state": row.status, "since": since}
+        )
 
     def add_done(self, archive: Archive, row: ThreadRow) -> None:
         problem = archive.files_problem(row)
@@ -53,6 +64,8 @@ class _Tally:
             self.not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
         if row.status == "done":
             self.add_done(archive, row)
+        elif row.status in TERMINAL_STATUSES:
+            self.add_tombstone(row)
         self.by_state[row.status] += 1
         if row.remote_deleted:
             self.remote_deleted += 1
@@ -106,7 +119,7 @@ def _usage(archive: Archive) -> Any:
 
 def collect(archive: Archive) -> dict[str, Any]:
     """The status report as a JSON-able dict (``status --json`` prints it as is)."""
-    tally = _Tally()
+    tally = _Tally(dates=read_terminal_log(archive.out / INDEX_DIR / TERMINAL_LOG))
     for row in archive.iter_threads():
         tally.add(archive, row)
     variants = archive.index.variants()
@@ -129,6 +142,8 @@ def collect(archive: Archive) -> dict[str, Any]:
         "by_state": dict(sorted(tally.by_state.items())),
         "by_mode": dict(sorted(tally.by_mode.items())),
         "remote_deleted": tally.remote_deleted,
+        "tombstones": sorted(tally.tombstones, key=lambda t: str(t["since"] or ""))[:MAX_LISTED],
+        "tombstones_count": len(tally.tombstones),
         "last_run": _last_run(archive),
         "failures": tally.failures,
         "pending_retry": len(tally.pending),
@@ -213,13 +228,16 @@ def render_text(report: dict[str, Any]) -> str:
     lines.extend(_last_run_lines(report["last_run"]))
     lines.append(f"pending retry: {report['pending_retry']}")
     lines.append(f"next sync's early stop: {report['early_stop']}")
-    if report["not_found_count"]:
+    if report["tombstones_count"]:
         lines.append(
-            f"not found (terminal, `pplx-export forget <uuid>` to retry): "
-            f"{report['not_found_count']}"
+            f"tombstoned (deleted, expired, not found; archived again when listed or "
+            f"exported again): {report['tombstones_count']}"
         )
-        for item in report["not_found"]:
-            lines.append(f"  not found {item['thread_uuid']} ({item['title'] or 'untitled'})")
+        for item in report["tombstones"]:
+            lines.append(
+                f"  {item['state']} {item['thread_uuid']} ({item['title'] or 'untitled'}) "
+                f"since {item['since'] or 'unknown'}"
+            )
     if report["invalid_files_count"]:
         lines.append(
             f"threads with missing or changed files (the next sync refetches them): "

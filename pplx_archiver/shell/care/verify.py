@@ -7,8 +7,10 @@ previous page gave: no cursor gap); a re-render from the raw files reproduces th
 (the re-render's plan, computed and never applied, must write nothing); the raw files have
 the size and sha256 the index recorded when the writer wrote them; the
 ``assets/manifest.json`` files exist with their sha256. Archive-wide: no temp file of an
-interrupted atomic write remains, and the answer variant registry parses and holds no
-(thread, entry) line repeated with identical content.
+interrupted atomic write remains, the answer variant registry parses, holds no (thread,
+entry) line repeated with identical content and every record the index holds, and the index
+and its search tables are sound (:mod:`~pplx_archiver.shell.care.verify_index`). Each
+problem names the command that repairs it.
 Read-only: verify never writes.
 """
 
@@ -45,6 +47,7 @@ from pplx_archiver.shell.care.rerender import (
     render_all,
     tasks_for,
 )
+from pplx_archiver.shell.care.verify_index import REPAIRS, index_problems, registry_problems
 
 DERIVED_REQUIRED = ("conversation.md", "sources.json", "sources.md", THREAD_JSON)
 
@@ -58,8 +61,10 @@ class Problem:
     message: str
 
     def line(self) -> str:
-        """``<path>: <kind>: <message>`` for a person."""
-        return f"{self.path}: {self.kind}: {self.message}"
+        """``<path>: <kind>: <message> (repair: <command>)`` for a person."""
+        repair = REPAIRS.get(self.kind)
+        tail = f" (repair: {repair})" if repair and "`pplx-export" not in self.message else ""
+        return f"{self.path}: {self.kind}: {self.message}{tail}"
 
 
 def _params(request: Mapping[str, Any]) -> dict[str, str]:
@@ -309,6 +314,8 @@ def verify(
         problems.extend(plan_problems(rendered.plan()))
     problems.extend(_check_temp_files(archive.out))
     problems.extend(_check_registry(archive))
+    problems.extend(Problem(*found) for found in registry_problems(archive))
+    problems.extend(Problem(*found) for found in index_problems(archive))
     for item in incomplete_records(archive):
         problems.append(Problem("incomplete", item["path"] or "", incomplete_reason(item)))
     return problems

@@ -44,6 +44,7 @@ from pplx_archiver.shell.net.cookies import (
     NEXT_AUTH_COOKIE,
     SERVICE_DOMAIN,
     account_id_from_cookies,
+    check_cookies,
     parse_cookie_header,
     read_cookie_file,
     session_era,
@@ -238,6 +239,7 @@ def load_credential(settings: Settings, *, browser_module: Any = None) -> Creden
             f"stored credential {settings.credential_path}",
             persist_to=settings.credential_path,
         )
+    check_cookies(cred.cookies, cred.source)
     register_cookies(cred.cookies)
     return cred
 

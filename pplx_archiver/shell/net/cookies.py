@@ -120,6 +120,26 @@ def cookie_header(cookies: Mapping[str, str]) -> str:
     return "; ".join(f"{name}={value}" for name, value in cookies.items())
 
 
+def check_cookies(cookies: Mapping[str, str], source: str) -> None:
+    """Refuse, at once and in one line, a cookie no HTTP header can carry: a non-ASCII
+    character, or a line break or other control character (which would otherwise fail every
+    request as a connection error, retried for half a minute)."""
+    for name, value in cookies.items():
+        for what, text in (("name", name), ("value", value)):
+            if not text.isascii():
+                raise ConfigError(
+                    f"{source}: cookie {name!r}: its {what} contains non-ASCII characters; "
+                    "copy the cookie exactly (HTTP headers carry ASCII only)"
+                )
+            if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+                raise ConfigError(
+                    f"{source}: cookie {name!r}: its {what} contains a line break or another "
+                    "control character; copy the cookie exactly"
+                )
+            if what == "name" and any(c in text for c in ' =;,"'):
+                raise ConfigError(f"{source}: cookie name {name!r} is not a valid cookie name")
+
+
 def parse_cookie_header(text: str) -> dict[str, str]:
     """Parse ``name=value; name2=value2`` (a copied ``Cookie`` header) into a mapping."""
     out: dict[str, str] = {}
@@ -194,6 +214,8 @@ def parse_json_cookies(text: str, *, source: str, hosts: Iterable[str]) -> dict[
         raise ConfigError(
             f"{source}, line {exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise ConfigError(f"{source}: JSON nested too deeply to be a cookie export") from None
     out: dict[str, str] = {}
     for index, item in enumerate(_json_items(data, source)):
         where = f"{source}, cookie #{index + 1}"

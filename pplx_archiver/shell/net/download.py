@@ -4,12 +4,13 @@ Signed asset URLs point at CDN or object-store hosts (CloudFront, S3) and need n
 :class:`CdnDownloader` owns a plain :class:`httpx.AsyncClient` with no cookie jar, no auth and
 no environment proxies, so nothing of the user's session ever reaches those hosts — not even
 through a redirect (redirects are followed by that same credential-less client, at most
-:data:`MAX_REDIRECTS` hops). Its concurrency budget (a :class:`anyio.CapacityLimiter` kept in
-step with the pool size) and its :class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are
-separate from the API's. A download from the API's own origin (a server that serves its files
-itself) also passes the API's limiter, given as an :class:`OriginBudget`: one server, one
-budget — what that limiter learns from 429s is then the server's limit for both kinds of
-request, not the share the downloads happened to leave the API.
+:data:`MAX_REDIRECTS` hops, to the asset stores only: :mod:`.redirects`). Its concurrency
+budget (a :class:`anyio.CapacityLimiter` kept in step with the pool size) and its
+:class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are separate from the API's. A
+download from the API's own origin (a server that serves its files itself) also passes the
+API's limiter, given as an :class:`OriginBudget`: one server, one budget — what that limiter
+learns from 429s is then the server's limit for both kinds of request, not the share the
+downloads happened to leave the API.
 
 A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
 the stream is aborted as soon as it passes ``max_bytes`` (:class:`AssetTooLargeError`), a body
@@ -47,6 +48,7 @@ from pplx_archiver.core.asset_files import HEAD_BYTES
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter
+from pplx_archiver.shell.net.redirects import check_hop, downloading
 from pplx_archiver.shell.net.transport import LeanTransport, release
 
 MAX_REDIRECTS = 5
@@ -195,6 +197,7 @@ class CdnDownloader:
             follow_redirects=True,
             max_redirects=MAX_REDIRECTS,
             trust_env=False,
+            event_hooks={"request": [check_hop]},
             headers={"Accept": "*/*", "Accept-Encoding": "identity"},
         )
         self.requests = 0
@@ -260,6 +263,7 @@ class CdnDownloader:
     async def _fetch_once(self, url: str, dest: Path) -> Downloaded:
         self.requests += 1
         part = dest.with_name(dest.name + ".part")
+        downloading(url)  # each redirect is checked against it (check_hop) before it is sent
         try:
             async with self._http.stream("GET", url) as response:
                 try:

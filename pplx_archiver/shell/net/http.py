@@ -135,7 +135,7 @@ class ApiClient:
         self._on_cookie_rotated = on_cookie_rotated
         self._deadline = settings.request_deadline
         self._total_deadline = settings.total_deadline
-        self._max_body = settings.max_body_bytes
+        self._max_body, self._max_values = settings.max_body_bytes, settings.max_thread_values
         if transport is None and settings.impersonate:
             from pplx_archiver.shell.net.transport_curl import CurlTransport
 
@@ -233,6 +233,7 @@ class ApiClient:
         json: Any = None,
         kind: str | None = None,
         auth_fatal: bool = False,
+        attempts: int | None = None,
     ) -> tuple[Any, bytes]:
         """One API call through the rate limiter, the seam and the retry policy."""
         if not path.startswith("/"):
@@ -258,7 +259,9 @@ class ApiClient:
 
         try:
             with anyio.fail_after(self._total_deadline):
-                return await self.retrier.call(attempt, path=path, auth_fatal=auth_fatal)
+                return await self.retrier.call(
+                    attempt, path=path, auth_fatal=auth_fatal, attempts=attempts
+                )
         except TimeoutError:
             self._errors["deadline"] += 1
             raise DeadlineError(
@@ -377,7 +380,7 @@ class ApiClient:
         self._statuses[response.status_code] += 1
         self._absorb_cookies(response)
         try:
-            return map_response(response)
+            return map_response(response, max_values=self._max_values)
         except FetchError as exc:
             self._errors[type(exc).__name__] += 1
             raise

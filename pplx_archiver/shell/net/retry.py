@@ -155,14 +155,21 @@ class Retrier:
         self._waits: dict[int, float] = {}  # id(429 error) → the wait on_rate_limited gave
 
     async def call(
-        self, fn: Callable[[], Awaitable[T]], *, path: str, auth_fatal: bool = False
+        self,
+        fn: Callable[[], Awaitable[T]],
+        *,
+        path: str,
+        auth_fatal: bool = False,
+        attempts: int | None = None,
     ) -> T:
         """Run ``fn`` (one request, already rate-limited inside) under the retry policy.
 
         The first attempt runs alone: most requests succeed at once, and building the retry
         loop for each cost a fifth or more of a request's CPU (bench_http.py). On a retryable error,
         the loop starts with that very failure as its first attempt, so attempts, waits,
-        stops and ``REQUEST_RETRY`` lines are those of a loop that made it.
+        stops and ``REQUEST_RETRY`` lines are those of a loop that made it. ``attempts``
+        caps the attempts of this call below the policy's (a question the next run may ask
+        again, such as the deletion check's).
         """
         try:
             return await self._attempt(fn, path, auth_fatal)
@@ -176,8 +183,11 @@ class Retrier:
                 raise failed
             return await self._attempt(fn, path, auth_fatal)
 
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return self._stop(state) or (attempts is not None and state.attempt_number >= attempts)
+
         retrying = tenacity.AsyncRetrying(
-            stop=self._stop,
+            stop=stop,
             wait=self._wait,
             retry=tenacity.retry_if_exception_type(RETRYABLE),
             before_sleep=lambda state: self._before_sleep(state, path),

@@ -16,8 +16,10 @@ from typing import Any
 import httpx
 import orjson
 
+from pplx_archiver.core.budgets import body_values
 from pplx_archiver.errors import (
     BodyTooLargeError,
+    BudgetError,
     ChallengeError,
     ConnectionFailedError,
     FetchError,
@@ -85,9 +87,16 @@ def _is_html(response: httpx.Response, head: bytes) -> bool:
 
 
 def map_response(
-    response: httpx.Response, *, expect_json: bool = True, now: float | None = None
+    response: httpx.Response,
+    *,
+    expect_json: bool = True,
+    now: float | None = None,
+    max_values: int | None = None,
 ) -> tuple[Any, bytes]:
-    """Return ``(decoded, raw bytes)`` of a good answer, or raise the matching FetchError."""
+    """Return ``(decoded, raw bytes)`` of a good answer, or raise the matching FetchError.
+
+    A good answer of more than ``max_values`` JSON objects and arrays (counted on the bytes)
+    is not parsed: :class:`~pplx_archiver.errors.BudgetError` (issue 44)."""
     status = response.status_code
     raw = response.content
     where = response.request.url.path
@@ -97,6 +106,7 @@ def map_response(
     decoded: Any = None
     is_json = False
     if raw and not html:
+        _check_values(raw, status, where, max_values)
         try:
             decoded = orjson.loads(raw)
             is_json = True
@@ -116,6 +126,21 @@ def map_response(
         what = "an HTML page" if html else ("an empty body" if not raw else "a truncated body")
         raise TransientError(f"expected JSON, got {what} (HTTP {status})", status=status, url=where)
     return decoded, raw
+
+
+def _check_values(raw: bytes, status: int, where: str, max_values: int | None) -> None:
+    """Refuse to parse a good answer whose values would pass the budget (the bytes of a body
+    of ``{}`` become ~30 times as many bytes of objects once parsed)."""
+    if max_values is None or status >= 300:
+        return
+    values = body_values(raw)
+    if values > max_values:
+        raise BudgetError(
+            where,
+            "values",
+            f"budget exceeded: values {values} > {max_values} (--max-thread-values); "
+            "the body was not parsed, nothing of the thread written",
+        )
 
 
 def _challenge(response: httpx.Response, status: int, head: bytes, html: bool, where: str) -> bool:

@@ -5,8 +5,9 @@ does not contain. Offline they are only reported. Online each is confirmed with 
 request: ``ENTRY_DELETED`` / ``ENTRY_EXPIRED`` / 404 confirm it (a
 :class:`~pplx_archiver.core.writes.Tombstone` plan for the archive's writer: ``remote_deleted``
 is written into its ``thread.json`` once and the index marks it terminal); a thread that
-answers is a false positive; a server or network error leaves it for the next run. Archive files are
-never deleted or moved. An empty listing while the archive holds threads means a broken
+answers is a false positive; a server or network error leaves it for the next run (after
+:data:`CHECK_ATTEMPTS` attempts, not the whole retry policy). Archive files are never deleted
+or moved. An empty listing while the archive holds threads means a broken
 session, never "everything was deleted".
 
 The shrink guard (:mod:`pplx_archiver.core.shrink`) judges every complete listing first:
@@ -36,6 +37,7 @@ from pplx_archiver.errors import (
     TerminalThreadError,
 )
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.net.http import ApiClient
 from pplx_archiver.shell.run.pipeline import JsonApi
 
 log = structlog.get_logger()
@@ -91,12 +93,25 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+# Attempts of one deletion check: a server error leaves the candidate for the next run, so
+# it is not retried with the whole policy (6 attempts, ~34 s of waits per candidate).
+CHECK_ATTEMPTS = 2
+
+
+async def _ask(api: JsonApi, uuid: str) -> None:
+    path, params = f"/rest/thread/{uuid}", [("limit", "1")]
+    if isinstance(api, ApiClient):
+        await api.request_json("GET", path, params=params, attempts=CHECK_ATTEMPTS)
+    else:
+        await api.get_json(path, params)
+
+
 async def confirm(api: JsonApi, archive: Archive, report: DeletionReport) -> None:
     """Ask the server about each candidate and tombstone the confirmed ones."""
     for uuid in report.candidates:
         state: str | None = None
         try:
-            await api.get_json(f"/rest/thread/{uuid}", [("limit", "1")])
+            await _ask(api, uuid)
         except TerminalThreadError as exc:
             state = exc.state
         except NotFoundError:

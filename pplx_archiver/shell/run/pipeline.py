@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.core.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
 from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult
 from pplx_archiver.core.paginate import PagingRecord
@@ -92,6 +93,7 @@ async def fetch_thread(
     *,
     page_limit: int,
     assets: AssetSession | None = None,
+    budgets: Budgets | None = None,
 ) -> FetchedThread:
     """Drive the core's :func:`~pplx_archiver.core.flow.thread_flow` for one thread.
 
@@ -101,7 +103,7 @@ async def fetch_thread(
     (:func:`~pplx_archiver.shell.archive.assets.use_session`); without one, assets are left alone.
     """
     session = assets if assets is not None else current_session()
-    flow = thread_flow(row, ctx, page_limit=page_limit, assets=session is not None)
+    flow = thread_flow(row, ctx, page_limit=page_limit, assets=session is not None, budgets=budgets)
     outcome: AssetOutcome | None = None
     answer: Any = None
     try:

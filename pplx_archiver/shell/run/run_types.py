@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import anyio
 
 from pplx_archiver.core import plan as planning
+from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.core.model import ListingRow
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import AuthError, ChallengeAbort, PplxError
@@ -40,11 +41,17 @@ class RunOptions:
     early_stop: int = 50
     concurrency: int = 4
     page_limit: int = 100
+    # what one thread's responses may become (entries, turns, blocks, sources, depth, bytes)
+    budgets: Budgets = dataclasses.field(default_factory=Budgets)
     lang: str = "en"
     # --since as µs (UTC): threads to fetch listed as updated before it are left out; the
     # listing stops after a run of them unless it is not one newest-first list (spaces).
     since_us: int | None = None
     since_stops_listing: bool = True
+
+    def fetch_args(self) -> dict[str, Any]:
+        """The keywords of :func:`~pplx_archiver.shell.run.pipeline.fetch_thread` this run gives."""
+        return {"page_limit": self.page_limit, "budgets": self.budgets}
 
 
 @dataclasses.dataclass(slots=True)

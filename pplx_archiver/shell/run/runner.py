@@ -32,6 +32,7 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.assets import open_assets
+from pplx_archiver.shell.archive.index_schema import index_file_damage
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
@@ -74,6 +75,7 @@ def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOp
         early_stop=settings.early_stop,
         concurrency=settings.concurrency,
         page_limit=settings.page_limit,
+        budgets=settings.budgets,
         lang=settings.lang,
         since_us=parse_ts(getattr(opts, "since", None)),
         # Others' space threads come first, out of date order: --since cannot stop it.
@@ -197,11 +199,16 @@ def _open_archive(
 ) -> tuple[Archive, Callable[[], AsyncIterator[ListingRow]] | None]:
     """The run's archive, and the lister of the thread ids given on the command line."""
     index_file = settings.out_dir / "index" / "archive.sqlite"
-    if not index_file.exists() and any(settings.out_dir.glob("*/*/*/thread.json")):
+    damage = index_file_damage(index_file)
+    folders = damage is not None and any(settings.out_dir.glob("*/*/*/thread.json"))
+    if damage is not None and (folders or damage.startswith(("not", "a foreign"))):
+        # An empty or foreign index would look like a new archive: everything fetched again.
         raise IndexCorruptError(
-            f"{index_file} is missing but the archive holds thread folders; run "
+            f"{index_file} is {damage} but the archive holds thread folders; run "
             f"`pplx-export reindex --out {settings.out_dir}` to rebuild it (a run now would "
             "fetch the whole account again)"
+            if folders
+            else f"{index_file} is {damage}: not this program's index; move it away"
         )
     if getattr(opts, "dry_run", False):
         archive = dry_run_archive(settings.out_dir)  # read-only: nothing is written

@@ -186,7 +186,7 @@ class Run:
                     thread_ctx = dataclasses.replace(ctx, kept_record=kept) if kept else ctx
                     try:
                         fetched = await fetch_thread(
-                            self.api, row, thread_ctx, page_limit=self.options.page_limit
+                            self.api, row, thread_ctx, **self.options.fetch_args()
                         )
                     except (AuthError, ChallengeAbort) as exc:
                         self._fatal = exc
