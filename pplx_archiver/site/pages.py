@@ -13,7 +13,6 @@ import dataclasses
 import hashlib
 import html
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -22,6 +21,7 @@ import orjson
 
 from pplx_archiver.core.render import ThreadParts, TurnParts
 from pplx_archiver.core.values import WebResult
+from pplx_archiver.shell.archive.search_fold import fold, js_table
 from pplx_archiver.site.markup import render_markdown, safe_url
 
 CSP = (
@@ -57,12 +57,14 @@ def page_id(uuid: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Search terms of ``text``: lowercased words, plus each CJK character and CJK bigram.
+    """Search terms of ``text``: folded words (width, Chinese script and case, as the
+    archive's search folds them), plus each CJK character and CJK bigram.
 
-    The browser's query splitter (``site.js``) follows the same rules.
+    The browser's query splitter (``site.js``) follows the same rules, with the script
+    table the search index carries (``window.PPLX_FOLD``).
     """
     out: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
+    for match in _TOKEN.finditer(fold(text)):
         run = match.group(0)
         if _CJK_RUN.match(run):
             out.extend(run)
@@ -406,7 +408,8 @@ def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -
     """The search index as a script assigning ``window.PPLX_SEARCH`` (loads from file://).
 
     ``docs`` lists ``[page, turn, title, snippet]``; ``terms`` maps each term to the
-    ascending doc numbers that hold it.
+    ascending doc numbers that hold it; ``fold`` is the traditional → simplified table
+    (two strings, sources and targets character for character) the query is folded with.
     """
     out_docs: list[list[Any]] = []
     terms: dict[str, list[int]] = {}
@@ -416,7 +419,11 @@ def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -
             out_docs.append([meta.page, number, meta.title, text[:_SNIPPET]])
             for term in set(tokens(meta.title + " " + text)):
                 terms.setdefault(term, []).append(doc)
-    data = orjson.dumps({"docs": out_docs, "terms": terms}, option=orjson.OPT_SORT_KEYS)
+    sources, targets = js_table().split("\n")
+    data = orjson.dumps(
+        {"docs": out_docs, "terms": terms, "fold": [sources, targets]},
+        option=orjson.OPT_SORT_KEYS,
+    )
     # orjson leaves "<" as is: "</script" cannot appear because the file is never inline,
     # but U+2028/2029 are escaped so the JSON is also valid JavaScript everywhere.
     data = data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")

@@ -55,8 +55,8 @@ def _rows(db: sqlite3.Connection) -> list[tuple[Key, tuple[str, ...]]]:
 
 
 def _naive(rows: list[tuple[Key, tuple[str, ...]]], query: str) -> set[Key]:
-    needle = query.lower()
-    return {key for key, values in rows if any(needle in v.lower() for v in values)}
+    needle = S.fold(query)
+    return {key for key, values in rows if any(needle in S.fold(v) for v in values)}
 
 
 def _found(db: sqlite3.Connection, query: str, **filters: str) -> set[Key]:

@@ -25,7 +25,7 @@ from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from pplx_archiver.site.build import build_site
 from pplx_archiver.site.pages import page_id
-from tests.site.builders import THREADS, harvest, slug_of
+from tests.site.builders import FOLD_THREAD, THREADS, harvest, slug_of
 
 CHROMIUM = Path(os.environ.get("PPLX_TEST_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "site"
@@ -79,7 +79,7 @@ def site() -> Iterator[Site]:
             args += ["--rate", "1000", "--burst", "200", "--asset-rate", "1000"]
             result = CliRunner().invoke(app, args, catch_exceptions=False)
         with Archive(out) as archive:
-            for spec in THREADS:
+            for spec in (*THREADS, FOLD_THREAD):
                 harvest(archive, spec)
             build_site(archive)
             threads = sum(1 for _ in archive.iter_threads("done"))
@@ -140,7 +140,7 @@ def test_index_lists_threads_and_filters_by_mode(page: Page, site: Site) -> None
     """The index lists every thread; choosing a mode shows exactly that mode's rows."""
     page.goto(site.url("index.html"))
     rows = page.locator("#threads tbody tr")
-    assert rows.count() == site.threads == SIM_THREADS + len(THREADS)
+    assert rows.count() == site.threads == SIM_THREADS + len(THREADS) + 1
     assert page.locator("#count").text_content() == f"{site.threads} shown"
     page.select_option("#mode", "study")
     modes: list[Any] = page.eval_on_selector_all(
@@ -175,6 +175,36 @@ def test_search_english_and_chinese(page: Page, site: Site) -> None:
     assert page.url.split("?")[0] == site.thread(2)
     marks = page.locator("#turn-1 mark")
     assert marks.count() >= 1 and marks.first.text_content() == "叠加"
+    _clean(site)
+
+
+FOLD_QUERIES = [
+    *(text[:n] for text in ("查詢經濟", "查询经济") for n in range(1, 5)),  # trad., simpl.
+    *(text[:n] for text in ("カタカナ", "ｶﾀｶﾅ", "シラトリ", "ｼﾗﾄﾘ") for n in range(1, 5)),
+    "AI",
+    "ＡＩ",
+    "ａｂｃ",
+    "ＡＢＣＤ",
+]
+
+
+def test_search_folds_scripts_and_widths(page: Page, site: Site) -> None:
+    """Traditional and simplified, full- and half-width queries of 1–4 characters find the
+    thread holding the other form; a traditional spelling finds a simplified thread."""
+    page.goto(site.url("index.html"))
+    target = page_id(slug_of(FOLD_THREAD["key"]))
+    for query in FOLD_QUERIES:
+        page.fill("#search", query)
+        hrefs: list[Any] = page.eval_on_selector_all(
+            "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
+        )
+        assert any(target in h for h in hrefs), query
+    for n in range(1, 5):
+        page.fill("#search", "量子計算"[:n])  # thread 2 is written in simplified script
+        hrefs = page.eval_on_selector_all(
+            "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
+        )
+        assert any(page_id(slug_of(2)) in h for h in hrefs), n
     _clean(site)
 
 

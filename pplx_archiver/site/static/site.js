@@ -6,11 +6,29 @@
   var TOKEN = new RegExp("[" + CJK + "]+|[^\\s\\p{P}\\p{S}\\p{C}_" + CJK + "]+", "gu");
   var CJK_RUN = new RegExp("^[" + CJK + "]+$", "u");
 
+  // The folding of the index (pages.tokens): NFKC (full-width ＡＩ is AI), traditional
+  // Chinese characters to simplified (the table OpenCC's files give, carried by the search
+  // index as two strings of characters, sources and targets), lower case.
+  var foldMap = null;
+  function fold(q) {
+    var index = window.PPLX_SEARCH;
+    if (foldMap === null) {
+      foldMap = new Map();
+      if (index && index.fold) {
+        var from = Array.from(index.fold[0]), to = Array.from(index.fold[1]);
+        for (var i = 0; i < from.length && i < to.length; i++) foldMap.set(from[i], to[i]);
+      }
+    }
+    return Array.from(q.normalize("NFKC")).map(function (c) {
+      return foldMap.has(c) ? foldMap.get(c) : c;
+    }).join("").toLowerCase();
+  }
+
   // Query terms, as the index builder splits text: words, and CJK runs as bigrams
   // (a single CJK character stays a unigram).
   function queryTerms(q) {
     var out = [];
-    var runs = q.normalize("NFKC").toLowerCase().match(TOKEN) || [];
+    var runs = fold(q).match(TOKEN) || [];
     runs.forEach(function (run) {
       if (CJK_RUN.test(run)) {
         var chars = Array.from(run);
