@@ -32,6 +32,7 @@ CSP = (
 THREADS_DIR = "threads"
 SPACES_DIR = "spaces"
 SEARCH_JS = "search-index.js"
+INSIGHTS = "insights.html"
 _SNIPPET = 160
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
@@ -152,7 +153,16 @@ def _flags(meta: ThreadMeta) -> str:
 
 
 def _nav(root: str) -> str:
-    return f'<nav><a href="{root}index.html">All threads</a></nav>\n'
+    return (
+        f'<nav><a href="{root}index.html">All threads</a> · '
+        f'<a href="{root}{INSIGHTS}">Insights</a></nav>\n'
+    )
+
+
+# The page parts other page modules (insights) share.
+head = _head
+nav = _nav
+finish = _finish
 
 
 def _sources(results: Sequence[WebResult], prefix: str) -> str:
@@ -374,6 +384,7 @@ def index_page(metas: Sequence[ThreadMeta], spaces: Mapping[str, str]) -> bytes:
     body = [
         _head("Perplexity archive", ""),
         '<body class="index">',
+        _nav(""),
         "<header><h1>Perplexity archive</h1>",
     ]
     body.append(f"<p>{len(ordered)} threads</p>")

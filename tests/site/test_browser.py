@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.usage import UsageStore
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from pplx_archiver.site.build import build_site
@@ -81,6 +82,10 @@ def site() -> Iterator[Site]:
         with Archive(out) as archive:
             for spec in (*THREADS, FOLD_THREAD):
                 harvest(archive, spec)
+            usage = UsageStore(out / "index" / "archive.sqlite")
+            for n, row in enumerate(archive.iter_threads("done")):  # credits for the chart
+                usage.put(row.uuid, "ok", "2026-07-21T00:00:00Z", cents=100 + n, meters=[])
+            usage.close()
             build_site(archive)
             threads = sum(1 for _ in archive.iter_threads("done"))
         yield Site(out / "site", result.exit_code, result.output, threads)
@@ -252,4 +257,44 @@ def test_hostile_payloads_stay_inert_and_visible(page: Page, site: Site) -> None
     page.goto(site.url("index.html"))
     page.fill("#filter", "bold title")
     assert page.locator("#threads tbody tr:not([hidden])").count() == 1
+    _clean(site)
+
+
+CHARTS = ("calendar", "hours", "modes", "served", "chosen", "credits", "domains", "reports")
+
+
+def test_insights_charts_link_to_threads(page: Page, site: Site) -> None:
+    """insights.html (linked from every page's header) draws every chart with marks that link
+    somewhere; a calendar cell leads to its list, the list to a thread page."""
+    page.goto(site.url("index.html"))
+    page.click("nav >> text=Insights")
+    page.wait_for_url(re.compile(r".*/insights\.html$"))
+    for cid in (*CHARTS, "spaces"):
+        figure = page.locator(f"figure#{cid}")
+        assert figure.count() == 1, cid
+        assert figure.locator("svg title").first.text_content(), cid
+        assert figure.locator("svg desc").first.text_content(), cid
+        marks = figure.locator("svg a rect")
+        assert marks.count() >= 1, cid
+        box = marks.first.bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0, cid
+        assert figure.locator("details table tbody tr").count() >= 1, cid
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "insights.png"), full_page=True)
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=str(ARTIFACTS / "insights-dark.png"), full_page=True)
+    page.emulate_media(color_scheme="light")
+    page.locator("figure#calendar svg a").first.click()
+    page.wait_for_url(re.compile(r".*/insights-list\.html\?k=day.*"))
+    items = page.locator("#insight-list li a")
+    assert items.count() >= 1
+    assert (page.locator("#list-title").text_content() or "").startswith("Threads created on ")
+    items.first.click()
+    page.wait_for_url(re.compile(r".*/threads/[0-9a-f]{16}\.html$"))
+    assert page.locator("main .turn").count() >= 1
+    page.goto(site.url("insights.html"))
+    page.locator("figure#served svg a").first.click()
+    page.wait_for_url(re.compile(r".*/insights-list\.html\?k=served.*"))
+    page.wait_for_selector("#insight-list li a")
+    assert page.locator("#insight-list li a").count() >= 1
     _clean(site)

@@ -188,7 +188,31 @@
     (target || first || main).scrollIntoView();
   }
 
+  // insights-list.html?k=KEY: the threads behind a bar, cell or row of insights.html.
+  function setupInsightList() {
+    var list = document.getElementById("insight-list");
+    var data = window.PPLX_INSIGHTS;
+    if (!list || !data) return;
+    var key = new URLSearchParams(location.search).get("k") || "";
+    var numbers = Object.prototype.hasOwnProperty.call(data.lists, key) ? data.lists[key] : [];
+    var title = Object.prototype.hasOwnProperty.call(data.titles, key) ? data.titles[key] : key;
+    text(document.getElementById("list-title"), title || "Threads");
+    document.title = (title || "Threads") + " · Insights";
+    text(document.getElementById("list-count"), numbers.length + " threads");
+    numbers.slice().reverse().forEach(function (n) {
+      var t = data.threads[n];
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = t[0];
+      text(a, t[1] || "(untitled)");
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(" — " + t[2] + " · " + t[3]));
+      list.appendChild(li);
+    });
+  }
+
   setupSearch();
   setupTable();
+  setupInsightList();
   highlight();
 })();
