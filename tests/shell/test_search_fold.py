@@ -11,6 +11,7 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
+import opencc
 import orjson
 import pytest
 from typer.testing import CliRunner
@@ -70,6 +71,7 @@ def test_the_table_comes_from_opencc_and_folds_one_character_to_one() -> None:
     table = search_fold.table()
     assert len(table) > 4000
     assert table["詢"] == "询" and table["臺"] == "台" and table["經"] == "经"
+    assert table["乾"] == table["幹"] == "干" and table["髮"] == table["發"] == "发"
     assert all(len(v) == 1 and S.fold(v) == v for v in table.values())
     for text in ("查詢 ＡＩ", "Ｈｅｌｌｏ 世界", "㎞ ﬁ İ"):
         assert S.fold(S.fold(text)) == S.fold(text)
@@ -129,3 +131,19 @@ def test_a_snippet_match_spans_the_original_characters() -> None:
     field, snippet, match = S.make_snippet(("", "", "10 ㎞ 查詢 road", "", ""), "km 查询")
     assert field == "answer" and match is not None
     assert snippet[match[0] : match[1]] == "㎞ 查詢"
+
+
+def test_text_converted_by_opencc_either_way_folds_as_the_original() -> None:
+    """OpenCC's own converters (phrase tables included, any region) change nothing the
+    folding sees: every character of the table, and sentences."""
+    converters = [opencc.OpenCC(c) for c in ("s2t", "s2tw", "s2hk", "t2s", "tw2s", "hk2s")]
+    sentences = [
+        "头发干燥，什么时候去台湾？",
+        "我们的查询经济学报告里面只有一只猫。",
+        "後來他發現乾隆皇帝的著作",
+        "量子计算利用叠加和纠缠来处理信息。",
+    ]
+    texts = sentences + sorted(set(search_fold.table()) | set(search_fold.table().values()))
+    for text in texts:
+        for converter in converters:
+            assert S.fold(converter.convert(text)) == S.fold(text), (text, converter.conversion)

@@ -6,9 +6,9 @@
    ``１２３`` → ``123``) and compatibility characters their plain ones;
 2. traditional Chinese characters → simplified, one character for one, from OpenCC's
    conversion tables as the ``opencc-python-reimplemented`` package ships them
-   (``TSCharacters.txt``, plus the Taiwan and Hong Kong variant forms of
-   ``TWVariantsRev.txt``/``HKVariantsRev.txt`` first brought to OpenCC's standard form);
-   a character with several simplified forms takes the first, as OpenCC does;
+   (``TSCharacters.txt``, ``STCharacters.txt`` and the Taiwan and Hong Kong variant forms
+   of ``TWVariantsRev.txt``/``HKVariantsRev.txt``): the characters those tables convert
+   into one another fold to one simplified character (see :func:`table`);
 3. lower case.
 
 Character for character (never OpenCC's phrase tables), so a piece of a text folds to a
@@ -19,50 +19,74 @@ piece of the folded text: a query folded alone matches where it occurs in a long
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from importlib import resources
 
 _PACKAGE = "opencc"  # opencc-python-reimplemented
-_CHARACTERS = "TSCharacters.txt"
-_VARIANTS = ("TWVariantsRev.txt", "HKVariantsRev.txt")
+_TRADITIONAL = "TSCharacters.txt"  # traditional → simplified candidates, the usual first
+_FILES = (_TRADITIONAL, "STCharacters.txt", "TWVariantsRev.txt", "HKVariantsRev.txt")
 
 
-def _pairs(name: str) -> dict[str, str]:
-    """One-character entries ``source<TAB>target [alternatives]`` of a dictionary file."""
+def _entries(name: str) -> list[tuple[str, list[str]]]:
+    """The one-character entries ``source<TAB>candidate candidate…`` of a dictionary file."""
     text = resources.files(_PACKAGE).joinpath("dictionary", name).read_text("utf-8")
-    out: dict[str, str] = {}
+    out = []
     for line in text.splitlines():
         source, _, targets = line.partition("\t")
-        target = targets.split(" ", 1)[0].strip()
-        if len(source) == 1 and len(target) == 1 and source != target:
-            out.setdefault(source, target)
+        candidates = [c for c in targets.split() if len(c) == 1]
+        if len(source) == 1 and candidates:
+            out.append((source, candidates))
     return out
 
 
 @functools.cache
 def table() -> dict[str, str]:
-    """Traditional (and variant) character → simplified, closed under itself."""
-    t2s = _pairs(_CHARACTERS)
-    merged: dict[str, str] = {}
-    for name in _VARIANTS:
-        for source, standard in _pairs(name).items():
-            merged.setdefault(source, t2s.get(standard, standard))
-    merged.update(t2s)
+    """Each character of a conversion class → the class's simplified representative.
+
+    A class is what the tables join in either direction (a traditional character and each
+    of its simplified candidates, a simplified one and each of its traditional candidates,
+    a regional variant and its standard form): 干, 乾, 幹 are one class, 发, 發, 髮 another.
+    Its representative is the simplified character most often given first for its members
+    (the smallest code point on a tie), so a text converted either way by OpenCC, whatever
+    candidate its phrase tables picked, folds to the same characters as the original.
+    """
+    parent: dict[str, str] = {}
+
+    def root(char: str) -> str:
+        while parent.get(char, char) != char:
+            char = parent[char] = parent.get(parent[char], parent[char])
+        return char
+
+    first: dict[str, int] = {}
+    for name in _FILES:
+        for source, candidates in _entries(name):
+            if name == _TRADITIONAL:
+                first[candidates[0]] = first.get(candidates[0], 0) + 1
+            for other in candidates:
+                parent.setdefault(source, source)
+                parent.setdefault(other, other)
+                a, b = root(source), root(other)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    members: dict[str, list[str]] = {}
+    for char in list(parent):
+        members.setdefault(root(char), []).append(char)
     out: dict[str, str] = {}
-    for source, target in merged.items():
-        seen = {source}
-        while target in merged and target not in seen:  # a chain: follow it to its end
-            seen.add(target)
-            target = merged[target]
-        target = unicodedata.normalize("NFKC", target)
-        if target != source:
-            out[source] = target
+    for group in members.values():
+        rep = min(group, key=lambda c: (-first.get(c, 0), ord(c)))
+        rep = unicodedata.normalize("NFKC", rep)
+        out.update({char: rep for char in group if char != rep})
     return out
 
 
 @functools.cache
-def _translation() -> dict[int, str]:
-    return {ord(k): v for k, v in table().items()}
+def _translation() -> tuple[dict[int, str], re.Pattern[str]]:
+    """The table for ``str.translate`` and a pattern finding any character it changes
+    (searched in C first: most text holds none, and ``translate`` is the slower pass)."""
+    sources = table()
+    pattern = re.compile("[" + "".join(re.escape(c) for c in sorted(sources)) + "]")
+    return {ord(k): v for k, v in sources.items()}, pattern
 
 
 def fold(text: str) -> str:
@@ -71,7 +95,10 @@ def fold(text: str) -> str:
         return text.lower()
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    return text.translate(_translation()).lower()
+    mapping, changes = _translation()
+    if changes.search(text) is not None:
+        text = text.translate(mapping)
+    return text.lower()
 
 
 def fold_exact(text: str) -> str:

@@ -24,6 +24,10 @@ def _find(text: str, query: str, exact: bool = False) -> tuple[int, int] | None:
     if exact:
         at = text.find(query)
         return (at, at + len(query)) if at >= 0 else None
+    low = text.lower()
+    at = low.find(query.lower())
+    if at >= 0 and len(low) == len(text):  # the query as written: no need to fold the text
+        return at, at + len(query)
     needle = fold(query)
     low = fold(text)
     at = low.find(needle)
