@@ -3,7 +3,7 @@
 Reads the archive's index and each thread's raw files, decodes them again through the render
 core (the Markdown files are never parsed), and writes ``<archive>/site/`` (or another
 folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-index.js``,
-``site.css``, ``site.js`` and ``manifest.json``.
+``fold.js``, ``site.css``, ``site.js``, ``manifest.json`` and the insights pages.
 
 Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
 (raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
@@ -346,6 +346,7 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
     files = {
         "index.html": pages.index_page(metas, spaces),
         pages.SEARCH_JS: pages.search_index(docs),
+        pages.FOLD_JS: pages.fold_script(),
         "site.css": css,
         "site.js": _static("site.js"),
     }

@@ -32,6 +32,7 @@ CSP = (
 THREADS_DIR = "threads"
 SPACES_DIR = "spaces"
 SEARCH_JS = "search-index.js"
+FOLD_JS = "fold.js"
 INSIGHTS = "insights.html"
 _SNIPPET = 160
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
@@ -300,6 +301,7 @@ def thread_page(parts: ThreadParts, *, page: str, files: Sequence[LocalFile]) ->
         body.append(render_markdown(parts.report))
         body.append("</details></section>")
     body.append("</main>")
+    body.append(f'<script src="{root}{FOLD_JS}"></script>')
     body.append(f'<script src="{root}site.js"></script>\n</body>\n</html>\n')
     return ThreadPage(meta=meta, html=_finish(body), search=tuple(search))
 
@@ -398,7 +400,8 @@ def index_page(metas: Sequence[ThreadMeta], spaces: Mapping[str, str]) -> bytes:
     body.append(_controls(modes, search=True))
     body.append(_table(ordered, ""))
     body.append("</main>")
-    body.append(f'<script src="{SEARCH_JS}"></script>\n<script src="site.js"></script>')
+    body.append(f'<script src="{FOLD_JS}"></script>\n<script src="{SEARCH_JS}"></script>')
+    body.append('<script src="site.js"></script>')
     body.append("</body>\n</html>\n")
     return _finish(body)
 
@@ -419,8 +422,7 @@ def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -
     """The search index as a script assigning ``window.PPLX_SEARCH`` (loads from file://).
 
     ``docs`` lists ``[page, turn, title, snippet]``; ``terms`` maps each term to the
-    ascending doc numbers that hold it; ``fold`` is the traditional → simplified table
-    (two strings, sources and targets character for character) the query is folded with.
+    ascending doc numbers that hold it. The query is folded with :func:`fold_script`'s table.
     """
     out_docs: list[list[Any]] = []
     terms: dict[str, list[int]] = {}
@@ -430,12 +432,16 @@ def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -
             out_docs.append([meta.page, number, meta.title, text[:_SNIPPET]])
             for term in set(tokens(meta.title + " " + text)):
                 terms.setdefault(term, []).append(doc)
-    sources, targets = js_table().split("\n")
-    data = orjson.dumps(
-        {"docs": out_docs, "terms": terms, "fold": [sources, targets]},
-        option=orjson.OPT_SORT_KEYS,
-    )
+    data = orjson.dumps({"docs": out_docs, "terms": terms}, option=orjson.OPT_SORT_KEYS)
     # orjson leaves "<" as is: "</script" cannot appear because the file is never inline,
     # but U+2028/2029 are escaped so the JSON is also valid JavaScript everywhere.
     data = data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
     return b"window.PPLX_SEARCH = " + data + b";\n"
+
+
+def fold_script() -> bytes:
+    """``fold.js``: ``window.PPLX_FOLD``, the script folding table as two strings (the
+    characters, and the simplified character each folds to), for the search box and the
+    thread pages' highlighting."""
+    sources, targets = js_table().split("\n")
+    return b"window.PPLX_FOLD = " + orjson.dumps([sources, targets]) + b";\n"

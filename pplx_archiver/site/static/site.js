@@ -7,21 +7,44 @@
   var CJK_RUN = new RegExp("^[" + CJK + "]+$", "u");
 
   // The folding of the index (pages.tokens): NFKC (full-width ＡＩ is AI), traditional
-  // Chinese characters to simplified (the table OpenCC's files give, carried by the search
-  // index as two strings of characters, sources and targets), lower case.
-  var foldMap = null;
-  function fold(q) {
-    var index = window.PPLX_SEARCH;
-    if (foldMap === null) {
-      foldMap = new Map();
-      if (index && index.fold) {
-        var from = Array.from(index.fold[0]), to = Array.from(index.fold[1]);
-        for (var i = 0; i < from.length && i < to.length; i++) foldMap.set(from[i], to[i]);
-      }
+  // Chinese characters to simplified (the table OpenCC's files give, in fold.js as two
+  // strings of characters: each character, and what it folds to), lower case.
+  var foldMap = null, unfoldMap = null;
+  function tables() {
+    if (foldMap !== null) return;
+    foldMap = new Map();
+    unfoldMap = new Map();
+    function unfold(folded, form) {
+      if (!unfoldMap.has(folded)) unfoldMap.set(folded, []);
+      unfoldMap.get(folded).push(form);
     }
+    // The half- and full-width forms block: each form that NFKC makes one character.
+    for (var code = 0xff01; code <= 0xffee; code++) {
+      var form = String.fromCharCode(code), plain = form.normalize("NFKC").toLowerCase();
+      if (plain !== form && Array.from(plain).length === 1) unfold(plain, form);
+    }
+    var table = window.PPLX_FOLD;
+    if (!table) return;
+    var from = Array.from(table[0]), to = Array.from(table[1]);
+    for (var i = 0; i < from.length && i < to.length; i++) {
+      foldMap.set(from[i], to[i]);
+      unfold(to[i], from[i]);
+    }
+  }
+  function fold(q) {
+    tables();
     return Array.from(q.normalize("NFKC")).map(function (c) {
       return foldMap.has(c) ? foldMap.get(c) : c;
     }).join("").toLowerCase();
+  }
+
+  // A folded character as a regular-expression class of every form that folds to it:
+  // itself, its traditional and variant forms, its full- or half-width forms (case: the
+  // "i" flag).
+  function variants(c) {
+    tables();
+    var forms = [c].concat(unfoldMap.get(c) || []);
+    return "[" + forms.map(function (f) { return f.replace(/[\\\]\[^-]/g, "\\$&"); }).join("") + "]";
   }
 
   // Query terms, as the index builder splits text: words, and CJK runs as bigrams
@@ -153,8 +176,8 @@
     var q = new URLSearchParams(location.search).get("q");
     var main = document.querySelector("main");
     if (!q || !main) return;
-    var words = (q.normalize("NFKC").match(TOKEN) || []).map(function (w) {
-      return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    var words = (fold(q).match(TOKEN) || []).map(function (w) {
+      return Array.from(w).map(variants).join("");
     });
     if (!words.length) return;
     var re = new RegExp(words.join("|"), "giu");
