@@ -68,6 +68,15 @@ def test_an_empty_archive_has_every_chart_saying_so() -> None:
     assert text.count("Nothing to show yet.") >= 4 and "Usage was not backfilled" in text
 
 
+def test_an_empty_archive_builds_its_insights(tmp_path: Path) -> None:
+    """`site` on an archive without a thread writes the insights pages too."""
+    with Archive(tmp_path) as archive:
+        build_site(archive)
+    html = (tmp_path / "site" / "insights.html").read_text()
+    _check(html, _data((tmp_path / "site" / "insights-data.js").read_bytes()))
+    assert "0 threads, 0 turns, no threads" in html
+
+
 def test_the_site_build_keeps_facts_and_links_charts_to_thread_pages(tmp_path: Path) -> None:
     """A real build: per-turn models and hours come from the raw entries, the credits from the
     usage table; each chart's links lead to lists of built thread pages."""
