@@ -47,7 +47,7 @@ from pplx_archiver.shell.care.rerender import (
     manifest_entries,
 )
 from pplx_archiver.shell.care.usage import UsageStore
-from pplx_archiver.site import insights, pages
+from pplx_archiver.site import insights, offline_search, pages
 from pplx_archiver.site.markup import pygments_css
 
 log = structlog.get_logger()
@@ -345,8 +345,8 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
     css = _static("site.css") + b"\n/* code highlighting (Pygments) */\n" + pygments_css().encode()
     files = {
         "index.html": pages.index_page(metas, spaces),
-        pages.SEARCH_JS: pages.search_index(docs),
-        pages.FOLD_JS: pages.fold_script(),
+        pages.SEARCH_JS: offline_search.search_index(docs),
+        pages.FOLD_JS: offline_search.fold_script(),
         "site.css": css,
         "site.js": _static("site.js"),
     }

@@ -6,7 +6,7 @@
   var TOKEN = new RegExp("[" + CJK + "]+|[^\\s\\p{P}\\p{S}\\p{C}_" + CJK + "]+", "gu");
   var CJK_RUN = new RegExp("^[" + CJK + "]+$", "u");
 
-  // The folding of the index (pages.tokens): NFKC (full-width ＡＩ is AI), traditional
+  // The folding of the index (offline_search.tokens): NFKC (full-width ＡＩ is AI), traditional
   // Chinese characters to simplified (the table OpenCC's files give, in fold.js as two
   // strings of characters: each character, and what it folds to), lower case.
   var foldMap = null, unfoldMap = null;
