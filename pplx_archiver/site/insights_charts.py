@@ -180,8 +180,8 @@ _DESC = {
     "entry does not say.",
     "chosen": "Turns per month by the model the user chose (user_selected_model); unknown "
     "where the entry does not say.",
-    "credits": "Credits used per month of the thread's creation, stacked by mode, from the "
-    "usage backfilled into the index.",
+    "credits": "Credits used (usage_cents / 100) per month of the thread's creation, stacked "
+    "by mode, from the usage backfilled into the index.",
     "domains": f"The {TOP_ROWS} source domains cited most often, by citations.",
     "reports": "Deep-research reports per month, with their length in the data table.",
     "spaces": f"The {TOP_ROWS} most active spaces, by threads.",
@@ -224,14 +224,15 @@ def activity(metas: Sequence[ThreadMeta], facts: Facts, lists: Lists) -> str:
 
 
 def credits(metas: Sequence[ThreadMeta], cents: Mapping[str, int] | None, lists: Lists) -> str:
-    """Credits per month (of the thread's creation) and mode, where usage was backfilled."""
-    counts: Counter[tuple[str, str]] = Counter()
+    """Credits per month (of the thread's creation) and mode, where usage was backfilled
+    (``usage_cents / 100``, as ``status`` shows them)."""
+    counts: dict[tuple[str, str], float] = defaultdict(float)
     for meta in metas:
         value = (cents or {}).get(meta.uuid)
         month = meta.created[:7]
         if value is None or len(month) != 7:
             continue
-        counts[(month, meta.mode)] += value
+        counts[(month, meta.mode)] += value / 100
         lists.add(("credits", month, meta.mode), meta.uuid)
     chart = svg.Chart("credits", "Credits used", _DESC["credits"], "month", "credits")
     if cents is None:
