@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from pplx_archiver.core.model import MODES
 from pplx_archiver.site import svg
 from pplx_archiver.site.pages import SPACES_DIR, ThreadMeta
 
@@ -91,13 +92,18 @@ def _series_chart(
     kind: str,
     *,
     note: str = "",
+    order: Sequence[str] = (),
 ) -> str:
-    """A stacked bar chart by month of ``counts[(month, series)]``, with its table."""
+    """A stacked bar chart by month of ``counts[(month, series)]``, with its table; a series
+    named in ``order`` keeps its place (and colour) there, the others follow by total."""
     months = _months([m for m, _ in counts])
     totals: dict[str, float] = defaultdict(float)
     for (_, name), value in counts.items():
         totals[name] += value
-    series = sorted(totals, key=lambda name: (-totals[name], name))
+    rest = sorted((n for n in totals if n not in order), key=lambda n: (-totals[n], n))
+    places = [*order, *rest]
+    series = [n for n in places if n in totals]
+    colours = {n: f"s{places.index(n) % svg.SERIES}" for n in series}
     bars: dict[str, list[svg.Segment]] = defaultdict(list)
     rows = []
     for month in months:
@@ -107,7 +113,7 @@ def _series_chart(
                 href = lists.href((kind, month, name))
                 bars[month].append(svg.Segment(name, value, href))
                 rows.append([(month, ""), (name, ""), (svg.number(value), href)])
-    drawing = svg.stacked_bars(chart, months, bars, series)
+    drawing = svg.stacked_bars(chart, months, bars, series, colours)
     head = [chart.x_label, "series", chart.y_label]
     note = note or ("" if counts else "Nothing to show yet.")
     return svg.figure(chart, drawing, head, rows, note)
@@ -134,24 +140,32 @@ def by_month(metas: Sequence[ThreadMeta], facts: Facts, lists: Lists) -> str:
             lists.add(("chosen", month_of, chs), meta.uuid)
     _fold_rare(served, lists, "served")
     _fold_rare(chosen, lists, "chosen")
+    both: Counter[str] = Counter()  # one colour per model in both charts
+    for (_, name), n in (*served.items(), *chosen.items()):
+        both[name] += n
+    models = [n for n, _ in both.most_common() if n not in ("other", UNKNOWN)]
+    models += ["other", UNKNOWN]
     out = [
         _series_chart(
             svg.Chart("modes", "Modes over time", _DESC["modes"], "month", "threads"),
             modes,
             lists,
             "mode",
+            order=MODES,
         ),
         _series_chart(
             svg.Chart("served", "Models served", _DESC["served"], "month", "turns"),
             served,
             lists,
             "served",
+            order=models,
         ),
         _series_chart(
             svg.Chart("chosen", "Models chosen", _DESC["chosen"], "month", "turns"),
             chosen,
             lists,
             "chosen",
+            order=models,
         ),
     ]
     return "\n".join(out)
@@ -242,7 +256,7 @@ def credits(metas: Sequence[ThreadMeta], cents: Mapping[str, int] | None, lists:
     else:
         missing = sum(1 for m in metas if m.uuid not in cents)
         note = f"{missing} of {len(metas)} threads have no usage recorded." if missing else ""
-    return _series_chart(chart, counts, lists, "credits", note=note)
+    return _series_chart(chart, counts, lists, "credits", note=note, order=MODES)
 
 
 def domains(metas: Sequence[ThreadMeta], facts: Facts, lists: Lists) -> str:

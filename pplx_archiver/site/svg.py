@@ -98,15 +98,17 @@ def stacked_bars(
     categories: Sequence[str],
     bars: Mapping[str, Sequence[Segment]],
     series: Sequence[str],
+    colours: Mapping[str, str] | None = None,
 ) -> str:
-    """A vertical bar per category, its segments stacked in the order of ``series``."""
+    """A vertical bar per category, its segments stacked in the order of ``series``;
+    ``colours`` gives a series its class (``s0``…), by default its place in ``series``."""
     top = _nice(max((sum(s.value for s in bars.get(c, ())) for c in categories), default=0))
     out = [_svg_open(chart, _W, _H), *_axes(chart, top)]
     y0 = _H - _BOTTOM
     plot_w, plot_h = _W - _LEFT - _RIGHT, y0 - _TOP
     step = plot_w / max(1, len(categories))
     every = max(1, math.ceil(len(categories) / 16))
-    colour = {name: f"s{n % SERIES}" for n, name in enumerate(series)}
+    colour = dict(colours or {name: f"s{n % SERIES}" for n, name in enumerate(series)})
     for n, cat in enumerate(categories):
         x = _LEFT + n * step + step * 0.1
         y = float(y0)
