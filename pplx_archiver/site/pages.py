@@ -390,5 +390,6 @@ def space_page(title: str, metas: Sequence[ThreadMeta]) -> bytes:
     body = [_head(f"Space: {title}", root), '<body class="space">', _nav(root)]
     body.append(f"<header><h1>Space: {e(title)}</h1><p>{len(ordered)} threads</p></header>")
     body.append("<main>" + _controls(modes, search=False) + _table(ordered, root) + "</main>")
+    body.append(f'<script src="{root}{FOLD_JS}"></script>')
     body.append(f'<script src="{root}site.js"></script>\n</body>\n</html>\n')
     return _finish(body)

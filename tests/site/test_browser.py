@@ -210,6 +210,9 @@ def test_search_folds_scripts_and_widths(page: Page, site: Site) -> None:
             "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
         )
         assert any(page_id(slug_of(2)) in h for h in hrefs), n
+    page.fill("#filter", "VARIANT ＦＯＲＭＳ")  # the title filter folds too
+    assert page.locator("#threads tbody tr:not([hidden])").count() == 1
+    page.fill("#filter", "")
     page.fill("#search", "查询经济")  # simplified: the thread is written in traditional
     page.locator(f"#results a.hit[href*='{target}']").first.click()
     page.wait_for_url(re.compile(r".*\?q=.*#turn-1$"))

@@ -128,6 +128,13 @@
     });
   }
 
+  // A row's text folded as a query is (once per row).
+  var foldedRows = new WeakMap();
+  function folded(row) {
+    if (!foldedRows.has(row)) foldedRows.set(row, fold(row.textContent));
+    return foldedRows.get(row);
+  }
+
   function setupTable() {
     var table = document.getElementById("threads");
     if (!table) return;
@@ -138,14 +145,14 @@
     var flag = document.getElementById("flag");
     var count = document.getElementById("count");
     function apply() {
-      var f = filter ? filter.value.trim().toLowerCase() : "";
+      var f = filter ? fold(filter.value.trim()) : "";
       var m = mode ? mode.value : "";
       var g = flag ? flag.value : "";
       var shown = 0;
       rows.forEach(function (row) {
         var ok = (!m || row.dataset.mode === m) &&
           (!g || (" " + row.dataset.flags + " ").indexOf(" " + g + " ") >= 0) &&
-          (!f || row.textContent.toLowerCase().indexOf(f) >= 0);
+          (!f || folded(row).indexOf(f) >= 0);
         row.hidden = !ok;
         if (ok) shown++;
       });
