@@ -79,16 +79,22 @@ def search(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object per hit."),
     raw: bool = typer.Option(False, "--raw", help="Pass QUERY to SQLite FTS5 as query syntax."),
+    exact: bool = typer.Option(
+        False,
+        "--exact",
+        help="Match QUERY as written: no case, width (ＡＩ/AI) or script (查詢/查询) folding.",
+    ),
     rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild the search index first."),
 ) -> None:
     """Search the archive's titles, queries, answers, sub-agent conclusions and sources.
 
-    Matching is literal and ignores case: `c++`, `v1.2`, `a/b`, `"x"` or `NOT` are found
-    as written, in English or Chinese, from one character up. Longer text ranks by bm25, a
-    hit in the query above one in the title above one in the answer (text found in more
-    than 300 turns: the 300 most recently archived of them are ranked); one- and two-character
-    queries list newest first. A query starting with "-" goes after "--". Results are
-    grouped by thread, with the turn file to open. The index lives in
+    Matching is literal and folds case, widths and Chinese scripts: `c++`, `v1.2`, `a/b`,
+    `"x"` or `NOT` are found as written, in English or Chinese, from one character up;
+    `AI` finds ＡＩ, 查詢 finds 查询 and the other way round (`--exact` turns it off).
+    Longer text ranks by bm25, a hit in the query above one in the title above one in the
+    answer (text found in more than 300 turns: the 300 most recently archived of them are
+    ranked); one- and two-character queries list newest first. A query starting with "-"
+    goes after "--". Results are grouped by thread, with the turn file to open. The index lives in
     index/archive.sqlite, is kept up to date by every archiving run and is rebuilt from
     the raw files when missing or of an older version (holding the archive's writer lock:
     exit 6 while another command writes). Exit 1 when nothing is found.
@@ -135,7 +141,7 @@ def search(
                     search_mod.ensure_ready(archive, progress=search_mod.print_progress)
         db = search_mod.open_readonly(db_path)
         try:
-            hits = search_mod.search(db, query, filters, limit, raw=raw)
+            hits = search_mod.search(db, query, filters, limit, raw=raw, exact=exact)
         except sqlite3.DatabaseError as exc:  # a damaged search table: no traceback
             raise IndexCorruptError(
                 f"{db_path}: the search index is damaged ({exc}): run `pplx-export reindex "

@@ -3,7 +3,7 @@
 Reads the archive's index and each thread's raw files, decodes them again through the render
 core (the Markdown files are never parsed), and writes ``<archive>/site/`` (or another
 folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-index.js``,
-``site.css``, ``site.js`` and ``manifest.json``.
+``fold.js``, ``site.css``, ``site.js``, ``manifest.json`` and the insights pages.
 
 Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
 (raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
@@ -28,6 +28,7 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
+from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
 from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
@@ -45,13 +46,14 @@ from pplx_archiver.shell.care.rerender import (
     context_for,
     manifest_entries,
 )
-from pplx_archiver.site import pages
+from pplx_archiver.shell.care.usage import UsageStore
+from pplx_archiver.site import insights, offline_search, pages
 from pplx_archiver.site.markup import pygments_css
 
 log = structlog.get_logger()
 
 SITE_DIR = "site"
-SITE_VERSION = "1"
+SITE_VERSION = "2"  # 2: the manifest keeps each thread's insight facts
 MANIFEST = "manifest.json"
 DATA_DIR = "data"
 _HASHED = (RAW_ENTRIES, RAW_BLOCKS, THREAD_JSON, f"{ASSETS_DIR}/manifest.json")
@@ -88,6 +90,7 @@ class Built:
     meta: dict[str, Any]
     search: tuple[tuple[int, str], ...]
     error: str | None = None
+    facts: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(slots=True)
@@ -172,13 +175,15 @@ def build_one(job: Job) -> Built:
     folder = Path(job.folder)
     try:
         inp, record = build_input(folder, job.uuid, job.listing)
-        parts = render_parts(inp, context_for(record, job.account, None))
+        thread = decode_thread(inp.plain_pages, inp.blocks_pages)
+        parts = render_parts(inp, context_for(record, job.account, None), thread=thread)
         built = pages.thread_page(parts, page=page, files=_local_files(folder, job.files_href))
+        facts = insights.thread_facts(thread, parts)
     except FileNotFoundError as exc:
         return _failed(job, page, f"missing file: {exc.filename}")
     except (PplxError, OSError) as exc:
         return _failed(job, page, str(exc) if isinstance(exc, PayloadError) else f"{exc}")
-    return Built(job.uuid, job.digest, built.html, built.meta.as_json(), built.search)
+    return Built(job.uuid, job.digest, built.html, built.meta.as_json(), built.search, None, facts)
 
 
 def _failed(job: Job, page: str, error: str) -> Built:
@@ -292,7 +297,7 @@ def build_site(
         summary.files_written += write_atomic(
             target / DATA_DIR / f"{page_id}.json", data, durable=False
         )
-        kept[built.uuid] = {"hash": built.digest, "meta": built.meta}
+        kept[built.uuid] = {"hash": built.digest, "meta": built.meta, "facts": built.facts}
         if built.error is not None:
             summary.failed += 1
             kept[built.uuid]["hash"] = ""  # retried on the next build
@@ -307,6 +312,7 @@ def build_site(
         removed = _remove(target / DATA_DIR / f"{page_id}.json") or removed
         summary.removed += removed
     summary.files_written += _write_indexes(target, kept)
+    summary.files_written += _write_insights(target, kept, _usage_cents(archive))
     log.info("RUN_SUMMARY", command="site", **summary.as_event())
     return summary
 
@@ -343,7 +349,8 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
     css = _static("site.css") + b"\n/* code highlighting (Pygments) */\n" + pygments_css().encode()
     files = {
         "index.html": pages.index_page(metas, spaces),
-        pages.SEARCH_JS: pages.search_index(docs),
+        pages.SEARCH_JS: offline_search.search_index(docs),
+        pages.FOLD_JS: offline_search.fold_script(),
         "site.css": css,
         "site.js": _static("site.js"),
     }
@@ -354,3 +361,28 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
         target / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS), durable=False
     )
     return written
+
+
+def _usage_cents(archive: Archive) -> dict[str, int] | None:
+    """Credits (the API's ``usage_cents``) per thread from the index; None when usage was
+    never backfilled."""
+    try:
+        store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite", read_only=True)
+    except StoreError:
+        return None
+    try:
+        return store.cents_by_thread()
+    finally:
+        store.close()
+
+
+def _write_insights(
+    target: Path, kept: Mapping[str, Mapping[str, Any]], cents: Mapping[str, int] | None
+) -> int:
+    """``insights.html``, its list page and its data; files written."""
+    metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
+    facts = {uuid: kept[uuid].get("facts") or {} for uuid in kept}
+    page, data = insights.insights_page(metas, facts, cents)
+    files = {insights.INSIGHTS: page, insights.LIST_PAGE: insights.list_page()}
+    files[insights.DATA_JS] = data
+    return sum(write_atomic(target / name, blob, durable=False) for name, blob in files.items())

@@ -1,4 +1,5 @@
-"""The static site's pages as values: thread, index and space pages, and the search index.
+"""The static site's pages as values: thread, index and space pages (the search index is
+``offline_search``'s, the insights ``insights``').
 
 Pure: decoded threads (:class:`~pplx_archiver.core.render.ThreadParts`) and index rows in,
 HTML/JS bytes out; no I/O. Every piece of untrusted text goes through :func:`html.escape` or
@@ -13,12 +14,9 @@ import dataclasses
 import hashlib
 import html
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
-
-import orjson
 
 from pplx_archiver.core.render import ThreadParts, TurnParts
 from pplx_archiver.core.values import WebResult
@@ -32,10 +30,8 @@ CSP = (
 THREADS_DIR = "threads"
 SPACES_DIR = "spaces"
 SEARCH_JS = "search-index.js"
-_SNIPPET = 160
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+FOLD_JS = "fold.js"
+INSIGHTS = "insights.html"
 _SPACE = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _MARKUP = re.compile(r"[*_`#>|\\\[\]()!~]+|\$+|https?://\S+")
@@ -54,22 +50,6 @@ def _finish(parts: Iterable[str]) -> bytes:
 def page_id(uuid: str) -> str:
     """A file-name-safe, stable id for a thread or space (its identity hashed)."""
     return hashlib.sha256(uuid.encode("utf-8", "replace")).hexdigest()[:16]
-
-
-def tokens(text: str) -> list[str]:
-    """Search terms of ``text``: lowercased words, plus each CJK character and CJK bigram.
-
-    The browser's query splitter (``site.js``) follows the same rules.
-    """
-    out: list[str] = []
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text).lower()):
-        run = match.group(0)
-        if _CJK_RUN.match(run):
-            out.extend(run)
-            out.extend(run[i : i + 2] for i in range(len(run) - 1))
-        else:
-            out.append(run)
-    return out
 
 
 def plain_text(markdown: str) -> str:
@@ -150,7 +130,16 @@ def _flags(meta: ThreadMeta) -> str:
 
 
 def _nav(root: str) -> str:
-    return f'<nav><a href="{root}index.html">All threads</a></nav>\n'
+    return (
+        f'<nav><a href="{root}index.html">All threads</a> · '
+        f'<a href="{root}{INSIGHTS}">Insights</a></nav>\n'
+    )
+
+
+# The page parts other page modules (insights) share.
+head = _head
+nav = _nav
+finish = _finish
 
 
 def _sources(results: Sequence[WebResult], prefix: str) -> str:
@@ -288,6 +277,7 @@ def thread_page(parts: ThreadParts, *, page: str, files: Sequence[LocalFile]) ->
         body.append(render_markdown(parts.report))
         body.append("</details></section>")
     body.append("</main>")
+    body.append(f'<script src="{root}{FOLD_JS}"></script>')
     body.append(f'<script src="{root}site.js"></script>\n</body>\n</html>\n')
     return ThreadPage(meta=meta, html=_finish(body), search=tuple(search))
 
@@ -372,6 +362,7 @@ def index_page(metas: Sequence[ThreadMeta], spaces: Mapping[str, str]) -> bytes:
     body = [
         _head("Perplexity archive", ""),
         '<body class="index">',
+        _nav(""),
         "<header><h1>Perplexity archive</h1>",
     ]
     body.append(f"<p>{len(ordered)} threads</p>")
@@ -385,7 +376,8 @@ def index_page(metas: Sequence[ThreadMeta], spaces: Mapping[str, str]) -> bytes:
     body.append(_controls(modes, search=True))
     body.append(_table(ordered, ""))
     body.append("</main>")
-    body.append(f'<script src="{SEARCH_JS}"></script>\n<script src="site.js"></script>')
+    body.append(f'<script src="{FOLD_JS}"></script>\n<script src="{SEARCH_JS}"></script>')
+    body.append('<script src="site.js"></script>')
     body.append("</body>\n</html>\n")
     return _finish(body)
 
@@ -398,26 +390,6 @@ def space_page(title: str, metas: Sequence[ThreadMeta]) -> bytes:
     body = [_head(f"Space: {title}", root), '<body class="space">', _nav(root)]
     body.append(f"<header><h1>Space: {e(title)}</h1><p>{len(ordered)} threads</p></header>")
     body.append("<main>" + _controls(modes, search=False) + _table(ordered, root) + "</main>")
+    body.append(f'<script src="{root}{FOLD_JS}"></script>')
     body.append(f'<script src="{root}site.js"></script>\n</body>\n</html>\n')
     return _finish(body)
-
-
-def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -> bytes:
-    """The search index as a script assigning ``window.PPLX_SEARCH`` (loads from file://).
-
-    ``docs`` lists ``[page, turn, title, snippet]``; ``terms`` maps each term to the
-    ascending doc numbers that hold it.
-    """
-    out_docs: list[list[Any]] = []
-    terms: dict[str, list[int]] = {}
-    for meta, turns in docs:
-        for number, text in turns:
-            doc = len(out_docs)
-            out_docs.append([meta.page, number, meta.title, text[:_SNIPPET]])
-            for term in set(tokens(meta.title + " " + text)):
-                terms.setdefault(term, []).append(doc)
-    data = orjson.dumps({"docs": out_docs, "terms": terms}, option=orjson.OPT_SORT_KEYS)
-    # orjson leaves "<" as is: "</script" cannot appear because the file is never inline,
-    # but U+2028/2029 are escaped so the JSON is also valid JavaScript everywhere.
-    data = data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
-    return b"window.PPLX_SEARCH = " + data + b";\n"

@@ -10,6 +10,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import opencc
 import orjson
 import pytest
 from typer.testing import CliRunner
@@ -55,8 +56,8 @@ def _rows(db: sqlite3.Connection) -> list[tuple[Key, tuple[str, ...]]]:
 
 
 def _naive(rows: list[tuple[Key, tuple[str, ...]]], query: str) -> set[Key]:
-    needle = query.lower()
-    return {key for key, values in rows if any(needle in v.lower() for v in values)}
+    needle = S.fold(query)
+    return {key for key, values in rows if any(needle in S.fold(v) for v in values)}
 
 
 def _found(db: sqlite3.Connection, query: str, **filters: str) -> set[Key]:
@@ -109,6 +110,30 @@ def test_random_substrings_find_exactly_the_turns_containing_them(db: sqlite3.Co
         assert _found(db, query) == expected, query
         checked += bool(expected)
     assert checked >= 350
+
+
+def test_a_traditional_spelling_of_simplified_text_finds_its_turn(
+    db: sqlite3.Connection,
+) -> None:
+    """2-character simplified strings taken at random from the archive, written in
+    traditional script by OpenCC (Taiwan and Hong Kong forms too), find their turn."""
+    rows = _rows(db)
+    rng = random.Random(43)
+    spots = [
+        (key, v[at : at + 2])
+        for key, values in rows
+        for v in values
+        for at in range(len(v) - 1)
+        if _is_cjk(v[at]) and _is_cjk(v[at + 1]) and "\u4e00" <= v[at] <= "\u9fff"
+    ]
+    converters = [opencc.OpenCC(c) for c in ("s2t", "s2tw", "s2hk")]
+    changed = 0
+    for key, text in rng.sample(spots, 60):
+        for converter in converters:
+            query = converter.convert(text)
+            changed += query != text
+            assert key in _found(db, query), (text, query)
+    assert changed >= 20
 
 
 def test_filters_narrow_to_the_naive_scan_of_matching_threads(db: sqlite3.Connection) -> None:

@@ -28,10 +28,11 @@ def _reference_token(gram: str) -> str:
 
 def _reference(values: Iterable[str]) -> str:
     """The ``search_grams`` extraction of search version 4 (version 3's without its 1- and
-    2-character pieces, which the trigram table's short column now holds), plainly."""
+    2-character pieces, which the trigram table's short column now holds; version 5 folds
+    widths and scripts too), plainly."""
     grams: set[str] = set()
     for value in values:
-        text = value.lower()
+        text = search_grams.fold(value)
         grams |= {text[at - 3 : at + 4] for at in range(3, len(text) - 3) if text[at].isspace()}
     return " ".join(sorted(map(_reference_token, grams)))
 
@@ -55,7 +56,7 @@ def _short_reference(values: Iterable[str]) -> set[str]:
     ``cd`` as ``c|d``: the pieces a query of 1 or 2 characters asks for."""
     pieces: set[str] = set()
     for value in values:
-        text = value.lower()
+        text = search_grams.fold(value)
         pieces |= {f"|{c}|" for c in text}
         pieces |= {f"{a}|{b}" for a, b in itertools.pairwise(text)}
     return pieces
@@ -82,9 +83,10 @@ def test_the_short_column_holds_exactly_the_short_pieces(values: list[str]) -> N
     assert pieces == _short_reference(values)
     query = search_grams.query_grams
     for value in values:
-        for at in range(len(value.lower())):
+        folded = search_grams.fold(value)
+        for at in range(len(folded)):
             for size in (1, 2):
-                gram = value.lower()[at : at + size]
+                gram = folded[at : at + size]
                 if len(gram) == size:
                     phrase = query(gram).tri
                     assert phrase is not None
@@ -183,7 +185,8 @@ def test_any_piece_of_any_text_finds_exactly_the_rows_holding_it(tmp_path: Path)
             pieces.append(value[at : at + rng.randrange(1, 9)])
         pieces += [text() + "q" for _ in range(60)]
         for piece in pieces:
-            needle = piece.lower()
-            expected = {u for u, vs in rows.items() if any(needle in v.lower() for v in vs)}
+            needle = search_grams.fold(piece)
+            fold = search_grams.fold
+            expected = {u for u, vs in rows.items() if any(needle in fold(v) for v in vs)}
             hits = S.search(db, piece, limit=1_000_000)
             assert {h.thread_uuid for h in hits if h.turn == 1} == expected, repr(piece)

@@ -64,6 +64,17 @@ THREADS: tuple[dict[str, Any], ...] = (
 )
 
 
+# Variant forms for the site's folded search: traditional Chinese, full- and half-width
+# katakana and Latin (queried in the other forms by the browser test).
+FOLD_THREAD: dict[str, Any] = {
+    "key": 5,
+    "title": "Variant forms",
+    "query": "查詢經濟 カタカナ",
+    "answer": "ｼﾗﾄﾘ ＡＩ abcd",
+    "mode": "SEARCH",
+}
+
+
 def slug_of(key: int) -> str:
     """The thread uuid (= slug) of thread ``key``."""
     return f"{key:08x}-2222-4000-8000-{key:012x}"

@@ -21,11 +21,12 @@ from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.shell.care.usage import UsageStore
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from pplx_archiver.site.build import build_site
 from pplx_archiver.site.pages import page_id
-from tests.site.builders import THREADS, harvest, slug_of
+from tests.site.builders import FOLD_THREAD, THREADS, harvest, slug_of
 
 CHROMIUM = Path(os.environ.get("PPLX_TEST_CHROMIUM", "/usr/bin/chromium"))
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "site"
@@ -79,8 +80,12 @@ def site() -> Iterator[Site]:
             args += ["--rate", "1000", "--burst", "200", "--asset-rate", "1000"]
             result = CliRunner().invoke(app, args, catch_exceptions=False)
         with Archive(out) as archive:
-            for spec in THREADS:
+            for spec in (*THREADS, FOLD_THREAD):
                 harvest(archive, spec)
+            usage = UsageStore(out / "index" / "archive.sqlite")
+            for n, row in enumerate(archive.iter_threads("done")):  # credits for the chart
+                usage.put(row.uuid, "ok", "2026-07-21T00:00:00Z", cents=100 + n, meters=[])
+            usage.close()
             build_site(archive)
             threads = sum(1 for _ in archive.iter_threads("done"))
         yield Site(out / "site", result.exit_code, result.output, threads)
@@ -140,7 +145,7 @@ def test_index_lists_threads_and_filters_by_mode(page: Page, site: Site) -> None
     """The index lists every thread; choosing a mode shows exactly that mode's rows."""
     page.goto(site.url("index.html"))
     rows = page.locator("#threads tbody tr")
-    assert rows.count() == site.threads == SIM_THREADS + len(THREADS)
+    assert rows.count() == site.threads == SIM_THREADS + len(THREADS) + 1
     assert page.locator("#count").text_content() == f"{site.threads} shown"
     page.select_option("#mode", "study")
     modes: list[Any] = page.eval_on_selector_all(
@@ -178,6 +183,47 @@ def test_search_english_and_chinese(page: Page, site: Site) -> None:
     _clean(site)
 
 
+FOLD_QUERIES = [
+    *(text[:n] for text in ("查詢經濟", "查询经济") for n in range(1, 5)),  # trad., simpl.
+    *(text[:n] for text in ("カタカナ", "ｶﾀｶﾅ", "シラトリ", "ｼﾗﾄﾘ") for n in range(1, 5)),
+    "AI",
+    "ＡＩ",
+    "ａｂｃ",
+    "ＡＢＣＤ",
+]
+
+
+def test_search_folds_scripts_and_widths(page: Page, site: Site) -> None:
+    """Traditional and simplified, full- and half-width queries of 1–4 characters find the
+    thread holding the other form; a traditional spelling finds a simplified thread."""
+    page.goto(site.url("index.html"))
+    target = page_id(slug_of(FOLD_THREAD["key"]))
+    for query in FOLD_QUERIES:
+        page.fill("#search", query)
+        hrefs: list[Any] = page.eval_on_selector_all(
+            "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
+        )
+        assert any(target in h for h in hrefs), query
+    for n in range(1, 5):
+        page.fill("#search", "量子計算"[:n])  # thread 2 is written in simplified script
+        hrefs = page.eval_on_selector_all(
+            "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
+        )
+        assert any(page_id(slug_of(2)) in h for h in hrefs), n
+    page.fill("#filter", "VARIANT ＦＯＲＭＳ")  # the title filter folds too
+    assert page.locator("#threads tbody tr:not([hidden])").count() == 1
+    page.fill("#filter", "")
+    page.fill("#search", "查询经济")  # simplified: the thread is written in traditional
+    page.locator(f"#results a.hit[href*='{target}']").first.click()
+    page.wait_for_url(re.compile(r".*\?q=.*#turn-1$"))
+    marks = page.locator("#turn-1 mark")
+    assert marks.count() >= 1 and marks.first.text_content() == "查詢經濟"
+    page.goto(site.thread(FOLD_THREAD["key"]) + "?q=" + "ｓｈｉｒａ ＡＩ ABCD シラトリ")
+    shown = page.eval_on_selector_all("#turn-1 mark", "ms => ms.map(m => m.textContent)")
+    assert {"ＡＩ", "abcd", "ｼﾗﾄﾘ"} <= set(shown), shown
+    _clean(site)
+
+
 def test_formula_renders_as_math(page: Page, site: Site) -> None:
     """The quadratic formula is a MathML element laid out as a fraction (numerator above)."""
     page.goto(site.thread(3))
@@ -198,7 +244,8 @@ def test_hostile_payloads_stay_inert_and_visible(page: Page, site: Site) -> None
     """No hostile payload runs, fetches or hides anything: the text is shown as typed."""
     page.goto(site.thread(4))
     page.wait_for_load_state("load")
-    assert page.evaluate("document.scripts.length") == 1
+    scripts = page.evaluate("Array.from(document.scripts).map(s => s.src.split('/').pop())")
+    assert scripts == ["fold.js", "site.js"]  # the site's own files, nothing from the payload
     assert page.evaluate("document.querySelectorAll('style, iframe, svg, img, object').length") == 0
     handlers = page.evaluate(
         "Array.from(document.querySelectorAll('*')).filter(e => "
@@ -222,4 +269,44 @@ def test_hostile_payloads_stay_inert_and_visible(page: Page, site: Site) -> None
     page.goto(site.url("index.html"))
     page.fill("#filter", "bold title")
     assert page.locator("#threads tbody tr:not([hidden])").count() == 1
+    _clean(site)
+
+
+CHARTS = ("calendar", "hours", "modes", "served", "chosen", "credits", "domains", "reports")
+
+
+def test_insights_charts_link_to_threads(page: Page, site: Site) -> None:
+    """insights.html (linked from every page's header) draws every chart with marks that link
+    somewhere; a calendar cell leads to its list, the list to a thread page."""
+    page.goto(site.url("index.html"))
+    page.click("nav >> text=Insights")
+    page.wait_for_url(re.compile(r".*/insights\.html$"))
+    for cid in (*CHARTS, "spaces"):
+        figure = page.locator(f"figure#{cid}")
+        assert figure.count() == 1, cid
+        assert figure.locator("svg title").first.text_content(), cid
+        assert figure.locator("svg desc").first.text_content(), cid
+        marks = figure.locator("svg a rect")
+        assert marks.count() >= 1, cid
+        box = marks.first.bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0, cid
+        assert figure.locator("details table tbody tr").count() >= 1, cid
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "insights.png"), full_page=True)
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=str(ARTIFACTS / "insights-dark.png"), full_page=True)
+    page.emulate_media(color_scheme="light")
+    page.locator("figure#calendar svg a").first.click()
+    page.wait_for_url(re.compile(r".*/insights-list\.html\?k=day.*"))
+    items = page.locator("#insight-list li a")
+    assert items.count() >= 1
+    assert (page.locator("#list-title").text_content() or "").startswith("Threads created on ")
+    items.first.click()
+    page.wait_for_url(re.compile(r".*/threads/[0-9a-f]{16}\.html$"))
+    assert page.locator("main .turn").count() >= 1
+    page.goto(site.url("insights.html"))
+    page.locator("figure#served svg a").first.click()
+    page.wait_for_url(re.compile(r".*/insights-list\.html\?k=served.*"))
+    page.wait_for_selector("#insight-list li a")
+    assert page.locator("#insight-list li a").count() >= 1
     _clean(site)

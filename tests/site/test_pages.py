@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import orjson
 
-from pplx_archiver.site.pages import ThreadMeta, search_index, tokens
+from pplx_archiver.site.offline_search import search_index, tokens
+from pplx_archiver.site.pages import ThreadMeta
 
 
 def _meta(page: str, title: str) -> ThreadMeta:

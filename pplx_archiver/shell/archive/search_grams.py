@@ -29,6 +29,9 @@ import re
 from collections.abc import Iterable
 from typing import cast
 
+# Width, script and case folding (search_fold): the index's and every query's.
+from pplx_archiver.shell.archive.search_fold import fold as fold
+
 WIDE = 3  # characters each side of a white-space character in a space-centred gram
 MAX_TRIGRAMS = 16  # of a query, spread over it
 MAX_WIDE = 8
@@ -46,11 +49,6 @@ _WIDE_TOKENS: dict[str, str] = {}  # whole space-centred grams
 _WIDE_GRAMS = re.compile(rf"(?=(.{{{WIDE}}}\s.{{{WIDE}}}))", re.S)
 # What a query with an unindexed character matches: nothing (no search_grams token is "z").
 _NO_ROW = '"z"'
-
-
-def fold(text: str) -> str:
-    """The case folding of the index and of every comparison with a query."""
-    return text.lower()
 
 
 def short_text(folded: Iterable[str]) -> str:

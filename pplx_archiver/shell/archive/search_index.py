@@ -44,7 +44,7 @@ log = structlog.get_logger()
 
 # Bump on any change of the tables, the grams, their encoding or the prose taken from a
 # thread: an index of another version is dropped and rebuilt.
-SEARCH_VERSION = 4
+SEARCH_VERSION = 5
 SEPARATOR = b"\x00"  # between the folded fields in search_docs.folded (never in a value)
 
 # search_text: the trigram table (with positions) of version 1, dropped with the rest.

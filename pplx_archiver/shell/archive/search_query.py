@@ -137,12 +137,17 @@ def _matching(grams: GramQuery) -> tuple[str, str, list[str]]:
 
 
 def candidate_query(
-    grams: GramQuery, filters: Filters, *, limit: int | None = None, fields: bool = True
+    grams: GramQuery,
+    filters: Filters,
+    *,
+    limit: int | None = None,
+    fields: bool = True,
+    prose: bool = False,
 ) -> tuple[str, list[Any]]:
     """The SQL (and its arguments) of :func:`candidates`."""
     extra, args = _filter_sql(filters)
     threads = " JOIN search_threads t ON t.id = d.thread" if extra else ""
-    folded = "d.folded" if fields else "x''"
+    folded = "d.prose" if prose else "d.folded" if fields else "x''"
     table, where, match_args = _matching(grams)
     source = (
         f"{table} s JOIN search_docs d ON d.id = s.rowid"
@@ -167,9 +172,11 @@ def candidates(
     *,
     limit: int | None = None,
     fields: bool = True,
+    prose: bool = False,
 ) -> Iterator[tuple[int, str | None, bytes]]:
-    """(rowid, turn date, folded fields or b"") of the rows whose grams match, newest first."""
-    sql, args = candidate_query(grams, filters, limit=limit, fields=fields)
+    """(rowid, turn date, folded fields or b"" — or the stored prose when ``prose``) of the
+    rows whose grams match, newest first."""
+    sql, args = candidate_query(grams, filters, limit=limit, fields=fields, prose=prose)
     try:
         yield from db.execute(sql, args)
     except sqlite3.OperationalError as exc:
@@ -231,11 +238,41 @@ def _newest(
     return found
 
 
+def _exact(db: sqlite3.Connection, text: str, filters: Filters, limit: int) -> Found:
+    """The newest ``max(RANK_CAP, limit)`` rows holding ``text`` as written (``--exact``).
+
+    The folded grams narrow (a row holding the text holds its folding); each candidate's
+    stored prose is then read and compared without folding.
+    """
+    cap = max(RANK_CAP, limit)
+    found: Found = []
+    for rowid, created, blob in candidates(db, query_grams(fold(text)), filters, prose=True):
+        values = unpack(blob)
+        if any(text in value for value in values):
+            found.append((int(rowid), created, [v.encode("utf-8") for v in values]))
+            if len(found) >= cap:
+                break
+    return found
+
+
 def query_rows(
-    db: sqlite3.Connection, query: str, filters: Filters, limit: int, *, raw: bool = False
+    db: sqlite3.Connection,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    raw: bool = False,
+    exact: bool = False,
 ) -> tuple[Ranked, list[str]]:
     """The best ``limit`` matching rowids with their score (or None), and the needles."""
     text = clean(query)
+    if exact and not raw:
+        found = _exact(db, text, filters, limit)
+        if len(text) < 3:
+            found.sort(key=lambda r: (r[1] or "", r[0]), reverse=True)
+            return [(r[0], None) for r in found[:limit]], [text]
+        scored: Ranked = list(bm25_rank([(r[0], r[2]) for r in found], [text.encode("utf-8")]))
+        return scored[:limit], [text]
     if raw:
         node = search_raw.parse(text)
         needles = node.needles()
@@ -271,13 +308,17 @@ def search(
     limit: int = DEFAULT_LIMIT,
     *,
     raw: bool = False,
+    exact: bool = False,
 ) -> list[Hit]:
-    """The turns matching ``query`` (literal text unless ``raw``), best first."""
+    """The turns matching ``query`` (literal text unless ``raw``), best first; ``exact``
+    compares the text as written (no width, script or case folding)."""
     if not query:
         raise SearchQueryError("search: the query is empty")
+    if exact and raw:
+        raise SearchQueryError("search: --exact does not combine with --raw")
     if index_state(db) in ("missing", "old"):
         return []  # nothing indexed yet (or only by another version): rebuild first
-    ranked, needles = query_rows(db, query, filters, limit, raw=raw)
+    ranked, needles = query_rows(db, query, filters, limit, raw=raw, exact=exact)
     if not ranked:
         return []
     ids = [r[0] for r in ranked]
@@ -291,12 +332,12 @@ def search(
         ):
             rows[int(row[0])] = tuple(row)
     shown = query if not raw else (needles[0] if needles else None)
-    return [_hit(rows[rowid], score, shown) for rowid, score in ranked if rowid in rows]
+    return [_hit(rows[rowid], score, shown, exact) for rowid, score in ranked if rowid in rows]
 
 
-def _hit(row: tuple[Any, ...], score: float | None, query: str | None) -> Hit:
+def _hit(row: tuple[Any, ...], score: float | None, query: str | None, exact: bool) -> Hit:
     _rowid, uuid, turn, created, blob, title, mode, account, sp_title, sp_slug, path = row
-    field, snippet, match = make_snippet(unpack(blob), query)
+    field, snippet, match = make_snippet(unpack(blob), query, exact=exact)
     rel = f"{path}/turns/turn_{turn:04d}.md" if turn else f"{path}/conversation.md"
     return Hit(
         thread_uuid=uuid,

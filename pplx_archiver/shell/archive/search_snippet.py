@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import bisect
 import unicodedata
 from collections.abc import Sequence
 
@@ -18,22 +18,40 @@ def printable(text: str) -> str:
     return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
 
 
-def _find(text: str, query: str) -> tuple[int, int] | None:
+def _find(text: str, query: str, exact: bool = False) -> tuple[int, int] | None:
+    """Where ``query`` is in ``text`` (folded both, unless ``exact``), in ``text``'s
+    characters (folding may change a character's length: NFKC's ``㎞`` is ``km``)."""
+    if exact:
+        at = text.find(query)
+        return (at, at + len(query)) if at >= 0 else None
+    low = text.lower()
+    at = low.find(query.lower())
+    if at >= 0 and len(low) == len(text):  # the query as written: no need to fold the text
+        return at, at + len(query)
+    needle = fold(query)
     low = fold(text)
-    at = low.find(fold(query))
-    if at >= 0 and len(low) == len(text):
-        return at, at + len(fold(query))
-    found = re.search(re.escape(query), text, re.IGNORECASE)
-    return found.span() if found else None
+    at = low.find(needle)
+    if at < 0:
+        return None
+    if len(low) == len(text):
+        return at, at + len(needle)
+    ends: list[int] = []  # the folded length after each character of text
+    total = 0
+    for char in text:
+        total += len(fold(char))
+        ends.append(total)
+    start = bisect.bisect_right(ends, at)
+    end = bisect.bisect_left(ends, at + len(needle)) + 1
+    return start, min(end, len(text))
 
 
 def make_snippet(
-    values: Sequence[str], query: str | None
+    values: Sequence[str], query: str | None, *, exact: bool = False
 ) -> tuple[str, str, tuple[int, int] | None]:
     """(field, one-line snippet, match span in the snippet) for a row's values."""
     if query:
         for index in ORDER:
-            span = _find(values[index], query)
+            span = _find(values[index], query, exact)
             if span is None:
                 continue
             start = max(0, span[0] - SNIPPET_CHARS)

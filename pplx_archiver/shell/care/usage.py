@@ -113,6 +113,15 @@ class UsageStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot record usage: {exc}") from exc
 
+    def cents_by_thread(self) -> dict[str, int] | None:
+        """Credits (``usage_cents``) of each thread answered ``ok``; None before any run."""
+        if not self._exists():
+            return None
+        rows = self._db.execute(
+            "SELECT thread_uuid, usage_cents FROM usage WHERE status = 'ok'"
+        ).fetchall()
+        return {str(u): int(c or 0) for u, c in rows}
+
     def totals_by_mode(self) -> dict[str, Any] | None:
         """Cents and thread counts per mode (threads table joined); None before any run."""
         if not self._exists():

@@ -6,11 +6,52 @@
   var TOKEN = new RegExp("[" + CJK + "]+|[^\\s\\p{P}\\p{S}\\p{C}_" + CJK + "]+", "gu");
   var CJK_RUN = new RegExp("^[" + CJK + "]+$", "u");
 
+  // The folding of the index (offline_search.tokens): NFKC (full-width ＡＩ is AI), traditional
+  // Chinese characters to simplified (the table OpenCC's files give, in fold.js as two
+  // strings of characters: each character, and what it folds to), lower case.
+  var foldMap = null, unfoldMap = null;
+  function tables() {
+    if (foldMap !== null) return;
+    foldMap = new Map();
+    unfoldMap = new Map();
+    function unfold(folded, form) {
+      if (!unfoldMap.has(folded)) unfoldMap.set(folded, []);
+      unfoldMap.get(folded).push(form);
+    }
+    // The half- and full-width forms block: each form that NFKC makes one character.
+    for (var code = 0xff01; code <= 0xffee; code++) {
+      var form = String.fromCharCode(code), plain = form.normalize("NFKC").toLowerCase();
+      if (plain !== form && Array.from(plain).length === 1) unfold(plain, form);
+    }
+    var table = window.PPLX_FOLD;
+    if (!table) return;
+    var from = Array.from(table[0]), to = Array.from(table[1]);
+    for (var i = 0; i < from.length && i < to.length; i++) {
+      foldMap.set(from[i], to[i]);
+      unfold(to[i], from[i]);
+    }
+  }
+  function fold(q) {
+    tables();
+    return Array.from(q.normalize("NFKC")).map(function (c) {
+      return foldMap.has(c) ? foldMap.get(c) : c;
+    }).join("").toLowerCase();
+  }
+
+  // A folded character as a regular-expression class of every form that folds to it:
+  // itself, its traditional and variant forms, its full- or half-width forms (case: the
+  // "i" flag).
+  function variants(c) {
+    tables();
+    var forms = [c].concat(unfoldMap.get(c) || []);
+    return "[" + forms.map(function (f) { return f.replace(/[\\\]\[^-]/g, "\\$&"); }).join("") + "]";
+  }
+
   // Query terms, as the index builder splits text: words, and CJK runs as bigrams
   // (a single CJK character stays a unigram).
   function queryTerms(q) {
     var out = [];
-    var runs = q.normalize("NFKC").toLowerCase().match(TOKEN) || [];
+    var runs = fold(q).match(TOKEN) || [];
     runs.forEach(function (run) {
       if (CJK_RUN.test(run)) {
         var chars = Array.from(run);
@@ -87,6 +128,13 @@
     });
   }
 
+  // A row's text folded as a query is (once per row).
+  var foldedRows = new WeakMap();
+  function folded(row) {
+    if (!foldedRows.has(row)) foldedRows.set(row, fold(row.textContent));
+    return foldedRows.get(row);
+  }
+
   function setupTable() {
     var table = document.getElementById("threads");
     if (!table) return;
@@ -97,14 +145,14 @@
     var flag = document.getElementById("flag");
     var count = document.getElementById("count");
     function apply() {
-      var f = filter ? filter.value.trim().toLowerCase() : "";
+      var f = filter ? fold(filter.value.trim()) : "";
       var m = mode ? mode.value : "";
       var g = flag ? flag.value : "";
       var shown = 0;
       rows.forEach(function (row) {
         var ok = (!m || row.dataset.mode === m) &&
           (!g || (" " + row.dataset.flags + " ").indexOf(" " + g + " ") >= 0) &&
-          (!f || row.textContent.toLowerCase().indexOf(f) >= 0);
+          (!f || folded(row).indexOf(f) >= 0);
         row.hidden = !ok;
         if (ok) shown++;
       });
@@ -135,8 +183,8 @@
     var q = new URLSearchParams(location.search).get("q");
     var main = document.querySelector("main");
     if (!q || !main) return;
-    var words = (q.normalize("NFKC").match(TOKEN) || []).map(function (w) {
-      return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    var words = (fold(q).match(TOKEN) || []).map(function (w) {
+      return Array.from(w).map(variants).join("");
     });
     if (!words.length) return;
     var re = new RegExp(words.join("|"), "giu");
@@ -170,7 +218,31 @@
     (target || first || main).scrollIntoView();
   }
 
+  // insights-list.html?k=KEY: the threads behind a bar, cell or row of insights.html.
+  function setupInsightList() {
+    var list = document.getElementById("insight-list");
+    var data = window.PPLX_INSIGHTS;
+    if (!list || !data) return;
+    var key = new URLSearchParams(location.search).get("k") || "";
+    var numbers = Object.prototype.hasOwnProperty.call(data.lists, key) ? data.lists[key] : [];
+    var title = Object.prototype.hasOwnProperty.call(data.titles, key) ? data.titles[key] : key;
+    text(document.getElementById("list-title"), title || "Threads");
+    document.title = (title || "Threads") + " · Insights";
+    text(document.getElementById("list-count"), numbers.length + " threads");
+    numbers.slice().reverse().forEach(function (n) {
+      var t = data.threads[n];
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = t[0];
+      text(a, t[1] || "(untitled)");
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(" — " + t[2] + " · " + t[3]));
+      list.appendChild(li);
+    });
+  }
+
   setupSearch();
   setupTable();
+  setupInsightList();
   highlight();
 })();
