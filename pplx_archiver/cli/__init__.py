@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "changes",
     "schedule",
     "relations",
+    "mcp",
     "usage",
     "assets",
     "auth",

@@ -1,0 +1,387 @@
+"""What the ``mcp`` server's tools answer, read from the archive (offline, read-only).
+
+Every answer is a JSON object whose threads carry their folder (relative to the archive) and
+URL. Lists start small (titles, excerpts, ids) and are paged; the full text of a thread, a
+turn or a report is given on request, a slice of at most ``max_chars`` characters at a time
+with the ``next_offset`` to continue from. A bad argument raises :class:`ToolInputError`
+(the server turns it into an MCP error with the message); nothing here writes.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pplx_archiver.core.model import MODES
+from pplx_archiver.errors import PplxError
+from pplx_archiver.shell.archive import search as search_mod
+from pplx_archiver.shell.archive.alerts import AlertBook
+from pplx_archiver.shell.archive.store import INDEX_DIR
+from pplx_archiver.shell.care.catalog import Catalog, ThreadInfo
+
+MAX_TEXT = 200_000  # characters of text in one answer at most
+DEFAULT_TEXT = 20_000
+_REBUILD = "pplx-export search --rebuild --out {out}"
+
+
+class ToolInputError(ValueError):
+    """An argument a tool cannot use; the message says which and why."""
+
+
+def _bounded(name: str, value: int, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ToolInputError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
+    return value
+
+
+def _check_mode(mode: str | None) -> str | None:
+    if mode is not None and mode not in MODES:
+        raise ToolInputError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+    return mode
+
+
+def _date(value: str | None, name: str) -> str | None:
+    try:
+        return search_mod.check_date(value, name)
+    except PplxError as exc:
+        raise ToolInputError(str(exc)) from None
+
+
+def text_slice(text: str, offset: int, max_chars: int) -> dict[str, Any]:
+    """A slice of ``text`` with where it stops and where the next one starts."""
+    _bounded("offset", offset, 0, 10**9)
+    _bounded("max_chars", max_chars, 1, MAX_TEXT)
+    part = text[offset : offset + max_chars]
+    end = offset + len(part)
+    return {
+        "text": part,
+        "offset": offset,
+        "total_chars": len(text),
+        "next_offset": end if end < len(text) else None,
+    }
+
+
+def excerpt(text: str, size: int = 160) -> str:
+    """One line of at most ``size`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1] + "…"
+
+
+class Reader:
+    """The tools' logic over one archive."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = Path(out)
+        self.catalog = Catalog(self.out)
+
+    def close(self) -> None:
+        self.catalog.close()
+
+    # -- threads ---------------------------------------------------------------------------
+
+    def thread(self, ref: str) -> ThreadInfo:
+        try:
+            return self.catalog.resolve(ref)
+        except LookupError as exc:
+            raise ToolInputError(str(exc)) from None
+
+    def _read(self, info: ThreadInfo, name: str) -> str | None:
+        path = self.catalog.folder_of(info.path) / name
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return None
+
+    def list_threads(
+        self,
+        *,
+        mode: str | None = None,
+        space: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """Threads newest first (by creation), filtered, one page."""
+        _check_mode(mode)
+        start, end = _date(since, "since"), _date(until, "until")
+        _bounded("limit", limit, 1, 200)
+        _bounded("offset", offset, 0, 10**9)
+        wanted = title.casefold() if title else None
+        rows = []
+        for info in self.catalog.refresh().values():
+            if mode and info.mode != mode:
+                continue
+            if space and space not in (info.space_title, info.space_slug):
+                continue
+            if model and model not in info.models:
+                continue
+            if start and info.created < start:
+                continue
+            if end and info.created[: len(end)] > end:
+                continue
+            if wanted and wanted not in info.title.casefold():
+                continue
+            rows.append(info)
+        rows.sort(key=lambda t: (t.created, t.uuid), reverse=True)
+        page = rows[offset : offset + limit]
+        more = offset + len(page) < len(rows)
+        return {
+            "total": len(rows),
+            "threads": [t.brief() for t in page],
+            "next_offset": offset + len(page) if more else None,
+        }
+
+    def list_spaces(self) -> dict[str, Any]:
+        """Every space with its thread count and newest thread."""
+        spaces: dict[str, dict[str, Any]] = {}
+        for info in self.catalog.refresh().values():
+            if not (info.space_title or info.space_slug):
+                continue
+            key = info.space_slug or info.space_title
+            entry = spaces.setdefault(
+                key, {"title": info.space_title, "slug": info.space_slug, "threads": 0}
+            )
+            entry["threads"] += 1
+            if info.created > entry.get("newest", ""):
+                entry["newest"] = info.created
+        items = sorted(spaces.values(), key=lambda s: (-s["threads"], s["slug"]))
+        return {"spaces": items, "total": len(items)}
+
+    def get_thread(
+        self, ref: str, *, full: bool = False, offset: int = 0, max_chars: int = DEFAULT_TEXT
+    ) -> dict[str, Any]:
+        """A thread's outline (its turns' questions), or its whole conversation text."""
+        info = self.thread(ref)
+        answer: dict[str, Any] = {"thread": info.brief()}
+        answer["has_report"] = self._read(info, "report.md") is not None
+        if full:
+            text = self._read(info, "conversation.md")
+            if text is None:
+                raise ToolInputError(f"{info.path}: conversation.md is missing (run re-render)")
+            answer |= text_slice(text, offset, max_chars)
+            return answer
+        answer["outline"] = [
+            {"turn": n, "query": excerpt(q)} for n, q in self._queries(info) if n <= 200
+        ]
+        return answer
+
+    def _queries(self, info: ThreadInfo) -> list[tuple[int, str]]:
+        out = []
+        for n in range(1, info.turns + 1):
+            text = self._read(info, f"turns/turn_{n:04d}.md") or ""
+            out.append((n, _section(text, "Query")))
+        return out
+
+    def get_turn(
+        self, ref: str, turn: int, *, offset: int = 0, max_chars: int = DEFAULT_TEXT
+    ) -> dict[str, Any]:
+        """One turn's file: query, work process, answer and citations."""
+        info = self.thread(ref)
+        _bounded("turn", turn, 1, max(1, info.turns))
+        text = self._read(info, f"turns/turn_{turn:04d}.md")
+        if text is None:
+            raise ToolInputError(f"{info.path}: turn {turn} has no file (run re-render)")
+        return {"thread": info.brief(), "turn": turn} | text_slice(text, offset, max_chars)
+
+    def get_report(
+        self, ref: str, *, offset: int = 0, max_chars: int = DEFAULT_TEXT
+    ) -> dict[str, Any]:
+        """A deep-research thread's report (``report.md``) and its report assets."""
+        info = self.thread(ref)
+        text = self._read(info, "report.md")
+        if text is None:
+            raise ToolInputError(f"thread {info.uuid} has no report (not a deep-research one?)")
+        assets = [a for a in self._assets(info) if "REPORT" in str(a.get("asset_type", ""))]
+        files = [f"{info.path}/{a['path']}" for a in assets if a.get("status") == "stored"]
+        return {"thread": info.brief(), "report_assets": files} | text_slice(
+            text, offset, max_chars
+        )
+
+    def _assets(self, info: ThreadInfo) -> list[dict[str, Any]]:
+        raw = self._read(info, "assets/manifest.json")
+        try:
+            data = orjson.loads(raw) if raw else {}
+        except orjson.JSONDecodeError:
+            return []
+        items = data.get("assets") if isinstance(data, dict) else None
+        return [a for a in items or [] if isinstance(a, dict) and isinstance(a.get("path"), str)]
+
+    def sources_for(
+        self, ref: str, *, domain: str | None = None, limit: int = 50, offset: int = 0
+    ) -> dict[str, Any]:
+        """The thread's unique sources (``sources.json``), optionally of one domain."""
+        info = self.thread(ref)
+        _bounded("limit", limit, 1, 500)
+        _bounded("offset", offset, 0, 10**9)
+        raw = self._read(info, "sources.json")
+        try:
+            data = orjson.loads(raw) if raw else {}
+        except orjson.JSONDecodeError:
+            data = {}
+        items = [s for s in data.get("sources") or [] if isinstance(s, dict)]
+        if domain:
+            want = domain.lower().removeprefix("www.")
+            items = [s for s in items if _domain(str(s.get("url", ""))).endswith(want)]
+        page = items[offset : offset + limit]
+        sources = [
+            {
+                "name": s.get("name"),
+                "url": s.get("url"),
+                "domain": _domain(str(s.get("url", ""))),
+                "snippet": excerpt(str(s.get("snippet") or ""), 300),
+            }
+            for s in page
+        ]
+        more = offset + len(page) < len(items)
+        return {
+            "thread": info.brief(),
+            "total": len(items),
+            "sources": sources,
+            "next_offset": offset + len(page) if more else None,
+        }
+
+    # -- the index's tables ----------------------------------------------------------------
+
+    def related(self, ref: str, *, kind: str | None = None) -> dict[str, Any]:
+        """The thread's edges in the relations graph, with the other thread of each."""
+        info = self.thread(ref)
+        kinds = ("same_space", "same_prompt", "references", "subagent_of")
+        if kind is not None and kind not in kinds:
+            raise ToolInputError(f"kind {kind!r}: expected one of {', '.join(kinds)}")
+        try:
+            rows = self.catalog.archive.index.select(
+                "SELECT src, dst, kind, evidence FROM relations WHERE src = ? OR dst = ? "
+                "ORDER BY kind, src, dst",
+                (info.uuid, info.uuid),
+            )
+        except (PplxError, sqlite3.Error):
+            rows = []  # no relations table yet
+        threads = self.catalog.get_many([r[0] for r in rows] + [r[1] for r in rows])
+        edges = []
+        for src, dst, edge_kind, evidence in rows:
+            if kind and edge_kind != kind:
+                continue
+            other = threads.get(dst if src == info.uuid else src)
+            edges.append(
+                {
+                    "kind": edge_kind,
+                    "direction": "out" if src == info.uuid else "in",
+                    "evidence": evidence,
+                    "other": other.brief() if other else {"uuid": dst},
+                }
+            )
+        note = None if rows else f"no edges: run `pplx-export relations --out {self.out}`"
+        return {"thread": info.brief(), "edges": edges, "note": note}
+
+    def alerts(
+        self,
+        *,
+        kind: str | None = None,
+        thread: str | None = None,
+        since: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Recorded alerts, newest first."""
+        _bounded("limit", limit, 1, 500)
+        start = _date(since, "since")
+        uuid = self.thread(thread).uuid if thread else None
+        book = AlertBook(self.catalog.archive.index)
+        found = book.list(since=start, kinds=(kind,) if kind else (), thread_uuid=uuid)
+        found = found[::-1][:limit]
+        threads = self.catalog.get_many(a.thread_uuid for a in found if a.thread_uuid)
+        items = []
+        for alert in found:
+            item = alert.as_json()
+            known = threads.get(alert.thread_uuid)
+            if known is not None:
+                item["thread"] = {"title": known.title, "folder": known.path, "url": known.url}
+            items.append(item)
+        return {"alerts": items, "count": len(items)}
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        raw: bool = False,
+        mode: str | None = None,
+        space: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        model: str | None = None,
+        limit: int = 10,
+    ) -> dict[str, Any]:
+        """The archive's own search: literal text by default, FTS5 syntax when ``raw``."""
+        if not query.strip():
+            raise ToolInputError("query: give the text to find")
+        _bounded("limit", limit, 1, 100)
+        filters = search_mod.Filters(
+            mode=_check_mode(mode), space=space, since=_date(since, "since"),
+            until=_date(until, "until"),
+        )  # fmt: skip
+        db = search_mod.open_readonly(self.out / INDEX_DIR / "archive.sqlite")
+        try:
+            if search_mod.index_state(db) != "ready":
+                raise ToolInputError(
+                    "the search index needs a rebuild (an older archive, or it is being "
+                    f"rebuilt): run `{_REBUILD.format(out=self.out)}` once"
+                )
+            asked = limit if model is None else min(500, limit * 10)
+            hits = search_mod.search(db, query, filters, asked, raw=raw)
+        except PplxError as exc:
+            raise ToolInputError(str(exc)) from None
+        finally:
+            db.close()
+        threads = self.catalog.get_many(h.thread_uuid for h in hits)
+        results = []
+        for hit in hits:
+            info = threads.get(hit.thread_uuid)
+            if model is not None and (info is None or model not in info.models):
+                continue
+            results.append(_hit_json(hit, info))
+            if len(results) >= limit:
+                break
+        return {"query": query, "count": len(results), "hits": results}
+
+
+def _hit_json(hit: search_mod.Hit, info: ThreadInfo | None) -> dict[str, Any]:
+    return {
+        "thread_uuid": hit.thread_uuid,
+        "turn": hit.turn,
+        "title": hit.title,
+        "mode": hit.mode,
+        "space": hit.space or None,
+        "date": hit.date,
+        "field": hit.field,
+        "excerpt": hit.snippet,
+        "file": hit.path,
+        "folder": info.path if info else hit.path.rsplit("/", 2 if hit.turn else 1)[0],
+        "url": info.url if info else f"https://www.perplexity.ai/search/{hit.thread_uuid}",
+    }
+
+
+def _domain(url: str) -> str:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return host.lower().removeprefix("www.")
+
+
+_HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
+
+
+def _section(text: str, name: str) -> str:
+    """The body of the ``## name`` section of a turn file ("" when absent)."""
+    for match in _HEADING.finditer(text):
+        if match.group(1).strip() == name:
+            rest = text[match.end() :]
+            following = _HEADING.search(rest)
+            return (rest[: following.start()] if following else rest).strip()
+    return ""
