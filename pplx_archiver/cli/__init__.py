@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "schedule",
     "relations",
     "mcp",
+    "vault",
     "usage",
     "assets",
     "auth",

@@ -58,6 +58,7 @@ COMMAND_PAGES: dict[str, str] = {
     "alerts": "docs/changes.md",
     "audit models": "docs/changes.md",
     "mcp": "docs/mcp.md",
+    "vault": "docs/vault.md",
 }
 
 # Options every command has that no page needs to repeat.
