@@ -11,6 +11,10 @@ import json
 import os
 import random
 import re
+import shutil
+import socket
+import sqlite3
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +24,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.sim.config import SimConfig
@@ -216,10 +221,15 @@ async def test_bad_input_is_an_error_not_a_crash(world: tuple[RunningSim, Path, 
         assert (await call(session, "list_spaces"))["total"] >= 0  # still serving
 
 
-async def test_read_only_beside_a_running_sync(world: tuple[RunningSim, Path, Path]) -> None:
+async def test_read_only_beside_a_running_sync(
+    world: tuple[RunningSim, Path, Path], tmp_path: Path
+) -> None:
     """No file of the archive changes while the server answers; a sync (which takes the
-    writer lock) runs to completion beside it, and the server sees its changes."""
-    sim, out, config = world
+    writer lock) runs to completion beside it, and the server sees its changes. (On a copy
+    of the archive: the other tests keep theirs as it is.)"""
+    sim, shared, config = world
+    out = tmp_path / "copy"
+    shutil.copytree(shared, out)
     before = _snapshot(out)
     async with client(out, config) as session:
         for tool, args in (("search", {"query": "the"}), ("list_threads", {}), ("alerts", {})):
@@ -243,3 +253,84 @@ async def test_read_only_beside_a_running_sync(world: tuple[RunningSim, Path, Pa
         assert results == [0]
         after = await call(session, "list_threads", limit=1)
         assert after["total"] == 26
+
+
+async def test_search_pages(world: tuple[RunningSim, Path, Path]) -> None:
+    _sim, out, config = world
+    async with client(out, config) as session:
+        whole = await call(session, "search", query="the", limit=12)
+        first = await call(session, "search", query="the", limit=5)
+        second = await call(session, "search", query="the", limit=5, offset=first["next_offset"])
+        assert first["next_offset"] == 5
+        keys = [(h["thread_uuid"], h["turn"]) for h in first["hits"] + second["hits"]]
+        assert keys == [(h["thread_uuid"], h["turn"]) for h in whole["hits"][:10]]
+
+
+async def test_an_archive_of_an_older_version(
+    world: tuple[RunningSim, Path, Path], tmp_path: Path
+) -> None:
+    """A search index of another version, no relations or usage table, thread records
+    without the newer keys: the server says how to rebuild the index and serves the rest;
+    after the rebuild (a writing command) search works."""
+    _sim, out, config = world
+    old = tmp_path / "old"
+    shutil.copytree(out, old)
+    db = sqlite3.connect(old / "index" / "archive.sqlite")
+    with db:
+        db.execute("UPDATE search_meta SET value = '0' WHERE key = 'version'")
+        db.execute("DROP TABLE relations")
+    db.close()
+    for record in old.rglob("thread.json"):
+        data = json.loads(record.read_text())
+        for key in ("mode_signals", "lang", "counts"):
+            data.pop(key, None)
+        record.write_text(json.dumps(data))
+    async with client(old, config) as session:
+        says = await refused(session, "search", query="the")
+        assert f"pplx-export search --rebuild --out {old}" in says
+        page = await call(session, "list_threads", limit=3)
+        assert page["total"] == 24 and page["threads"][0]["models"] == []
+        outline = await call(session, "get_thread", thread=page["threads"][0]["uuid"])
+        assert outline["thread"]["url"].startswith("https://www.perplexity.ai/")
+        related = await call(session, "related", thread=page["threads"][0]["uuid"])
+        assert related["edges"] == [] and "relations" in related["note"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PPLX_CONFIG_DIR", str(config))
+        assert run_cli(["search", "--out", str(old), "--rebuild", "the"], old).exit_code == 0
+    async with client(old, config) as session:
+        assert (await call(session, "search", query="the"))["count"] > 0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_streamable_http_on_loopback(world: tuple[RunningSim, Path, Path]) -> None:
+    _sim, out, config = world
+    port = _free_port()
+    env = {**os.environ, "PPLX_CONFIG_DIR": str(config)}
+    command = [sys.executable, "-m", "pplx_archiver", "mcp", "-o", str(out), "--http"]
+    process = await anyio.open_process(
+        [*command, "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+            assert (await call(s, "list_threads", limit=1))["total"] == 24
+    finally:
+        process.terminate()
+        await process.wait()

@@ -26,6 +26,7 @@ from pplx_archiver.shell.care.catalog import Catalog, ThreadInfo
 
 MAX_TEXT = 200_000  # characters of text in one answer at most
 DEFAULT_TEXT = 20_000
+MAX_SEARCH_OFFSET = 900  # search pages reach the 1,000th hit at most
 _REBUILD = "pplx-export search --rebuild --out {out}"
 
 
@@ -319,38 +320,50 @@ class Reader:
         until: str | None = None,
         model: str | None = None,
         limit: int = 10,
+        offset: int = 0,
     ) -> dict[str, Any]:
         """The archive's own search: literal text by default, FTS5 syntax when ``raw``."""
         if not query.strip():
             raise ToolInputError("query: give the text to find")
         _bounded("limit", limit, 1, 100)
+        _bounded("offset", offset, 0, MAX_SEARCH_OFFSET)
         filters = search_mod.Filters(
             mode=_check_mode(mode), space=space, since=_date(since, "since"),
             until=_date(until, "until"),
         )  # fmt: skip
+        wanted = offset + limit + 1  # one more tells whether a next page exists
+        hits = self._hits(query, filters, wanted if model is None else wanted * 10, raw)
+        threads = self.catalog.get_many(h.thread_uuid for h in hits)
+        kept = [
+            h
+            for h in hits
+            if model is None or model in getattr(threads.get(h.thread_uuid), "models", ())
+        ]
+        page = kept[offset : offset + limit]
+        more = len(kept) > offset + limit
+        return {
+            "query": query,
+            "count": len(page),
+            "hits": [_hit_json(h, threads.get(h.thread_uuid)) for h in page],
+            "next_offset": offset + len(page) if more else None,
+        }
+
+    def _hits(
+        self, query: str, filters: search_mod.Filters, limit: int, raw: bool
+    ) -> list[search_mod.Hit]:
         db = search_mod.open_readonly(self.out / INDEX_DIR / "archive.sqlite")
         try:
             if search_mod.index_state(db) != "ready":
                 raise ToolInputError(
-                    "the search index needs a rebuild (an older archive, or it is being "
-                    f"rebuilt): run `{_REBUILD.format(out=self.out)}` once"
+                    "the search index needs a rebuild (an archive made by an older version, "
+                    f"or a rebuild in progress): run `{_REBUILD.format(out=self.out)}` once; "
+                    "the other tools work meanwhile"
                 )
-            asked = limit if model is None else min(500, limit * 10)
-            hits = search_mod.search(db, query, filters, asked, raw=raw)
+            return search_mod.search(db, query, filters, limit, raw=raw)
         except PplxError as exc:
             raise ToolInputError(str(exc)) from None
         finally:
             db.close()
-        threads = self.catalog.get_many(h.thread_uuid for h in hits)
-        results = []
-        for hit in hits:
-            info = threads.get(hit.thread_uuid)
-            if model is not None and (info is None or model not in info.models):
-                continue
-            results.append(_hit_json(hit, info))
-            if len(results) >= limit:
-                break
-        return {"query": query, "count": len(results), "hits": results}
 
 
 def _hit_json(hit: search_mod.Hit, info: ThreadInfo | None) -> dict[str, Any]:

@@ -22,7 +22,13 @@ from pydantic import Field
 from pplx_archiver import __version__
 from pplx_archiver.core.model import MODES
 from pplx_archiver.errors import PplxError
-from pplx_archiver.shell.care.mcp_reader import DEFAULT_TEXT, MAX_TEXT, Reader, ToolInputError
+from pplx_archiver.shell.care.mcp_reader import (
+    DEFAULT_TEXT,
+    MAX_SEARCH_OFFSET,
+    MAX_TEXT,
+    Reader,
+    ToolInputError,
+)
 
 INSTRUCTIONS = (
     "A person's archived Perplexity history (threads of questions and answers, deep-research "
@@ -91,16 +97,20 @@ def _search_tools(server: MCPServer[Any], reader: Reader) -> None:
         until: Until = None,
         model: Annotated[str | None, Field(description="Only threads using this model.")] = None,
         limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 10,
+        offset: Annotated[
+            int, Field(ge=0, le=MAX_SEARCH_OFFSET, description="Hits to skip (paging).")
+        ] = 0,
     ) -> dict[str, Any]:
         """Search the archive's questions, answers, titles and sources; best match first.
 
         Matching ignores case and is literal by default: `c++`, `v1.2` or a 2-character
-        Chinese word are found as written. Each hit gives the thread uuid, turn number, an
-        excerpt, the turn file, the thread folder and URL; read the text with get_turn.
+        Chinese word are found as written (1-2 character queries list newest first). Each
+        hit gives the thread uuid, turn number, an excerpt, the turn file, the thread folder
+        and URL; read the text with get_turn. next_offset gives the next page.
         """
         return reader.search(
             query, raw=raw, mode=mode, space=space, since=since, until=until, model=model,
-            limit=limit,
+            limit=limit, offset=offset,
         )  # fmt: skip
 
     @server.tool(annotations=READ_ONLY)
