@@ -292,6 +292,7 @@ async def test_an_archive_of_an_older_version(
         assert page["total"] == 24 and page["threads"][0]["models"] == []
         outline = await call(session, "get_thread", thread=page["threads"][0]["uuid"])
         assert outline["thread"]["url"].startswith("https://www.perplexity.ai/")
+        assert outline["outline"], "turns counted from the turn files"
         related = await call(session, "related", thread=page["threads"][0]["uuid"])
         assert related["edges"] == [] and "relations" in related["note"]
     with pytest.MonkeyPatch.context() as mp:

@@ -7,8 +7,10 @@ moved note) survives; a `--to` that is not a vault is refused in one line.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +63,8 @@ def _done(sim: RunningSim) -> list[str]:
 def test_notes_then_a_second_run_writes_nothing(sim16: RunningSim, tmp_path: Path) -> None:
     out, vault = tmp_path / "archive", tmp_path / "vault"
     _archive(sim16, out)
+    usage = run_cli(["usage-backfill", *sim_args(sim16, out, "--usage-rate", "500")], out)
+    assert usage.exit_code == 0, usage.output
     archive_before = _mtimes(out / "simuser")
     first = _vault(out, vault)
     assert " 0 failed" in first
@@ -71,6 +75,10 @@ def test_notes_then_a_second_run_writes_nothing(sim16: RunningSim, tmp_path: Pat
     for key in ("url", "mode", "models", "space", "created", "updated"):
         assert re.search(rf"^{key}: ", text, re.MULTILINE), key
     assert text.count(BEGIN) == 1 and text.count(END) == 1
+    credits = [
+        p for p in notes.values() if re.search(r'^credits: "\d+\.\d\d"$', p.read_text(), re.M)
+    ]
+    assert len(credits) == 14, "credits where the usage table has them (2 were forbidden)"
     assert uuid[:8] in path.name and path.parent.name == "Threads"
     reports = list((vault / "Perplexity" / "Reports").glob("*.md"))
     assert reports, "deep-research reports are vault files"
@@ -166,3 +174,23 @@ def test_a_folder_that_is_not_a_vault_is_refused(sim16: RunningSim, tmp_path: Pa
     assert bad.exit_code == 2 and "obsidian" in bad.output
     assert _mtimes(out) == before
     assert not (out / "simuser" / "notes").exists()
+
+
+def test_an_archive_of_an_older_version(sim16: RunningSim, tmp_path: Path) -> None:
+    """No relations or usage table, a search index of another version, thread records
+    without the newer keys: every thread still gets its note."""
+    out, vault = tmp_path / "archive", tmp_path / "vault"
+    assert run_cli(["batch", *sim_args(sim16, out, *FAST)], out).exit_code == 0
+    db = sqlite3.connect(out / "index" / "archive.sqlite")
+    with db:
+        db.execute("UPDATE search_meta SET value = '0' WHERE key = 'version'")
+    db.close()
+    for record in out.rglob("thread.json"):
+        data = json.loads(record.read_text())
+        for key in ("mode_signals", "lang", "counts"):
+            data.pop(key, None)
+        record.write_text(json.dumps(data))
+    assert " 0 failed" in _vault(out, vault)
+    notes = _notes(vault)
+    assert len(notes) == 16
+    assert all("## 1. " in p.read_text() for p in notes.values()), "turns are read from files"

@@ -84,8 +84,17 @@ def read_record(folder: Path) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def info_from(row: Any, record: Mapping[str, Any]) -> ThreadInfo:
-    """A :class:`ThreadInfo` from an index row and the thread's record."""
+def _turn_files(folder: Path) -> int:
+    """The number of turn files of a folder (a record without ``counts``, as older ones)."""
+    try:
+        return sum(1 for _ in (folder / "turns").glob("turn_*.md"))
+    except OSError:
+        return 0
+
+
+def info_from(row: Any, record: Mapping[str, Any], folder: Path | None = None) -> ThreadInfo:
+    """A :class:`ThreadInfo` from an index row and the thread's record (its folder counts
+    the turns when the record does not)."""
     space = record.get("space")
     space = space if isinstance(space, Mapping) else {}
     counts = record.get("counts")
@@ -103,7 +112,11 @@ def info_from(row: Any, record: Mapping[str, Any]) -> ThreadInfo:
         space_title=str(space.get("title") or ""),
         space_slug=str(space.get("slug") or ""),
         models=models_of(record),
-        turns=int(counts.get("turns") or 0),
+        turns=(
+            int(counts.get("turns") or 0)
+            if "turns" in counts or folder is None
+            else _turn_files(folder)
+        ),
         sources=int(counts.get("sources") or 0),
         stamp=str(row["archived_at"] or ""),
     )
@@ -129,7 +142,8 @@ class Catalog:
             known = self._threads.get(uuid)
         if known is not None and known.stamp == str(row["archived_at"] or ""):
             return known
-        info = info_from(row, read_record(self.folder_of(str(row["path"]))))
+        folder = self.folder_of(str(row["path"]))
+        info = info_from(row, read_record(folder), folder)
         with self._lock:
             self._threads[uuid] = info
         return info
