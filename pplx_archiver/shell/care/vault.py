@@ -89,10 +89,9 @@ class VaultExport:
         edges = self._rows("SELECT src, dst, kind FROM relations", "relations")
         sources = {uuid: self._sources(info) for uuid, info in threads.items()}
         names = self._names(threads, sources)
-        found = {
-            uuid: rel
-            for rel, uuid in self.files.notes("" if self.flavor == "obsidian" else "pages")
-        }
+        found: dict[str, str] = {}
+        for rel, uuid in self.files.notes("" if self.flavor == "obsidian" else "pages"):
+            found.setdefault(uuid, rel)  # a note the user copied: the first one found
         related: dict[str, list[notes.Link]] = defaultdict(list)
         for src, dst, kind in edges:
             for a, b in ((src, dst), (dst, src)):
