@@ -194,3 +194,6 @@ def test_an_archive_of_an_older_version(sim16: RunningSim, tmp_path: Path) -> No
     notes = _notes(vault)
     assert len(notes) == 16
     assert all("## 1. " in p.read_text() for p in notes.values()), "turns are read from files"
+    # No relations table: the related threads come from the graph computed in memory.
+    assert any("## Related threads" in p.read_text() for p in notes.values())
+    assert not (out / "relations").exists()

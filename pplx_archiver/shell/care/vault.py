@@ -19,9 +19,11 @@ from typing import Any
 
 import orjson
 
+from pplx_archiver.core import relations as graph
 from pplx_archiver.core import vault as notes
 from pplx_archiver.core.vault_names import safe_stem, unique_names
 from pplx_archiver.errors import PplxError
+from pplx_archiver.shell.care import relations
 from pplx_archiver.shell.care.catalog import Catalog, ThreadInfo, read_record
 from pplx_archiver.shell.care.vault_files import Layout, VaultFiles
 
@@ -86,7 +88,7 @@ class VaultExport:
             )
             if r[1] is not None
         }
-        edges = self._rows("SELECT src, dst, kind FROM relations", "relations")
+        edges = self._edges()
         sources = {uuid: self._sources(info) for uuid, info in threads.items()}
         names = self._names(threads, sources)
         found: dict[str, str] = {}
@@ -107,6 +109,21 @@ class VaultExport:
         self.summary.written = self.files.written
         self.summary.unchanged = self.files.unchanged
         return self.summary
+
+    def _edges(self) -> list[tuple[str, str, str]]:
+        """The relations table's edges; when ``relations`` never ran, the graph computed in
+        memory from the raw files (the archive is not written)."""
+        rows = self._rows("SELECT src, dst, kind FROM relations", "relations")
+        if rows:
+            return [(str(a), str(b), str(c)) for a, b, c in rows]
+        facts = []
+        for row in self.catalog.archive.iter_threads("done"):
+            try:
+                folder = self.catalog.folder_of(str(row.path))
+                facts.append(relations.load_facts(folder, row.uuid, row.listing))
+            except (PplxError, OSError, ValueError):
+                continue  # a thread whose raw files cannot be read has no edges
+        return [(e.src, e.dst, e.kind) for e in graph.build_edges(facts)]
 
     def _sources(self, info: ThreadInfo) -> list[str]:
         try:
