@@ -14,7 +14,7 @@ import dataclasses
 import sqlite3
 import urllib.parse
 from collections import defaultdict
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import orjson
@@ -55,9 +55,10 @@ def _domain(url: str) -> str:
 
 @dataclasses.dataclass(slots=True)
 class _Names:
-    threads: dict[str, str]
+    threads: dict[str, str]  # the program's name of each thread's note
     spaces: dict[str, str]
     domains: dict[str, str]
+    links: dict[str, str] = dataclasses.field(default_factory=dict)  # the name it has now
 
 
 class VaultExport:
@@ -94,11 +95,15 @@ class VaultExport:
         found: dict[str, str] = {}
         for rel, uuid in self.files.notes("" if self.flavor == "obsidian" else "pages"):
             found.setdefault(uuid, rel)  # a note the user copied: the first one found
+        # Links name a note as it is called now (renamed by the user or not).
+        names.links = {
+            u: PurePosixPath(found[u]).stem if u in found else n for u, n in names.threads.items()
+        }
         related: dict[str, list[notes.Link]] = defaultdict(list)
         for src, dst, kind in edges:
             for a, b in ((src, dst), (dst, src)):
                 if a in threads and b in threads:
-                    related[a].append(notes.Link(names.threads[b], threads[b].title, kind))
+                    related[a].append(notes.Link(names.links[b], threads[b].title, kind))
         for uuid in sorted(threads):
             info = threads[uuid]
             try:
@@ -226,7 +231,7 @@ class VaultExport:
         by_space: dict[str, list[notes.Link]] = defaultdict(list)
         by_domain: dict[str, list[notes.Link]] = defaultdict(list)
         for info in newest:
-            link = notes.Link(names.threads[info.uuid], info.title, info.created[:10])
+            link = notes.Link(names.links[info.uuid], info.title, info.created[:10])
             if info.space_slug or info.space_title:
                 by_space[info.space_slug or info.space_title].append(link)
             for domain in sources[info.uuid]:
