@@ -258,6 +258,7 @@ def merge(
     """
     if existing is None:
         return render_props(props, [], flavor) + f"{BEGIN}\n{generated}{END}\n"
+    existing = existing.replace("\r\n", "\n")  # an editor that saved Windows line ends
     front, rest = _split_front(existing, flavor)
     start = rest.find(_MARKER_BEGIN)
     stop = rest.find(END, start + 1) if start != -1 else -1

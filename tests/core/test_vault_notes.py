@@ -78,3 +78,9 @@ def test_a_turn_file_is_parsed_past_headings_in_code() -> None:
     assert turn.citations == (("Name", "https://x.example/a"),)
     zh = vault.parse_turn("## 提问\n\n问\n\n## 回答\n\n答\n", "zh")
     assert (zh.query, zh.answer) == ("问", "答")
+
+
+def test_a_note_saved_with_windows_line_ends_is_merged_once() -> None:
+    note = vault.merge(None, PROPS, "g\n", "obsidian").replace("\n", "\r\n") + "mine\r\n"
+    again = vault.merge(note, PROPS, "g\n", "obsidian")
+    assert again.count("pplx_uuid") == 1 and again.endswith("mine\n")
