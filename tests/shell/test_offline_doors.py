@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 CARE = Path(__file__).resolve().parents[2] / "pplx_archiver" / "shell" / "care"
-DOORS = ("catalog.py", "mcp_reader.py", "mcp_server.py", "vault.py", "vault_files.py")
+DOORS = (
+    "catalog.py",
+    "mcp_args.py",
+    "mcp_reader.py",
+    "mcp_server.py",
+    "vault.py",
+    "vault_files.py",
+)
 NETWORK = ("httpx", "socket", "urllib.request", "http.client", "pplx_archiver.shell.net")
 
 

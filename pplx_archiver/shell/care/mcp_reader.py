@@ -10,69 +10,36 @@ with the ``next_offset`` to continue from. A bad argument raises :class:`ToolInp
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
 import threading
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import MODES
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.shell.archive.alerts import AlertBook
 from pplx_archiver.shell.archive.store import INDEX_DIR
 from pplx_archiver.shell.care.catalog import Catalog, ThreadInfo
+from pplx_archiver.shell.care.mcp_args import (
+    DEFAULT_TEXT,
+    MAX_SEARCH_OFFSET,
+    MAX_TEXT,
+    REBUILD,
+    ToolInputError,
+    bounded,
+    check_date,
+    check_mode,
+    domain_of,
+    excerpt,
+    hit_json,
+    section,
+    text_slice,
+)
 
-MAX_TEXT = 200_000  # characters of text in one answer at most
-DEFAULT_TEXT = 20_000
-MAX_SEARCH_OFFSET = 900  # search pages reach the 1,000th hit at most
-_REBUILD = "pplx-export search --rebuild --out {out}"
-
-
-class ToolInputError(ValueError):
-    """An argument a tool cannot use; the message says which and why."""
-
-
-def _bounded(name: str, value: int, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ToolInputError(f"{name} must be a whole number from {low} to {high}, not {value!r}")
-    return value
-
-
-def _check_mode(mode: str | None) -> str | None:
-    if mode is not None and mode not in MODES:
-        raise ToolInputError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
-    return mode
-
-
-def _date(value: str | None, name: str) -> str | None:
-    try:
-        return search_mod.check_date(value, name)
-    except PplxError as exc:
-        raise ToolInputError(str(exc)) from None
-
-
-def text_slice(text: str, offset: int, max_chars: int) -> dict[str, Any]:
-    """A slice of ``text`` with where it stops and where the next one starts."""
-    _bounded("offset", offset, 0, 10**9)
-    _bounded("max_chars", max_chars, 1, MAX_TEXT)
-    part = text[offset : offset + max_chars]
-    end = offset + len(part)
-    return {
-        "text": part,
-        "offset": offset,
-        "total_chars": len(text),
-        "next_offset": end if end < len(text) else None,
-    }
-
-
-def excerpt(text: str, size: int = 160) -> str:
-    """One line of at most ``size`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= size else flat[: size - 1] + "…"
+__all__ = ["DEFAULT_TEXT", "MAX_SEARCH_OFFSET", "MAX_TEXT", "Reader", "ToolInputError"]
+__all__ += ["excerpt", "text_slice"]
 
 
 class Reader:
@@ -134,10 +101,10 @@ class Reader:
         offset: int = 0,
     ) -> dict[str, Any]:
         """Threads newest first (by creation), filtered, one page."""
-        _check_mode(mode)
-        start, end = _date(since, "since"), _date(until, "until")
-        _bounded("limit", limit, 1, 200)
-        _bounded("offset", offset, 0, 10**9)
+        check_mode(mode)
+        start, end = check_date(since, "since"), check_date(until, "until")
+        bounded("limit", limit, 1, 200)
+        bounded("offset", offset, 0, 10**9)
         wanted = title.casefold() if title else None
         rows = []
         for info in self.catalog.refresh().values():
@@ -201,7 +168,7 @@ class Reader:
         out = []
         for n in range(1, info.turns + 1):
             text = self._read(info, f"turns/turn_{n:04d}.md") or ""
-            out.append((n, _section(text, "Query")))
+            out.append((n, section(text, "Query")))
         return out
 
     def get_turn(
@@ -209,7 +176,7 @@ class Reader:
     ) -> dict[str, Any]:
         """One turn's file: query, work process, answer and citations."""
         info = self.thread(ref)
-        _bounded("turn", turn, 1, max(1, info.turns))
+        bounded("turn", turn, 1, max(1, info.turns))
         text = self._read(info, f"turns/turn_{turn:04d}.md")
         if text is None:
             raise ToolInputError(f"{info.path}: turn {turn} has no file (run re-render)")
@@ -243,8 +210,8 @@ class Reader:
     ) -> dict[str, Any]:
         """The thread's unique sources (``sources.json``), optionally of one domain."""
         info = self.thread(ref)
-        _bounded("limit", limit, 1, 500)
-        _bounded("offset", offset, 0, 10**9)
+        bounded("limit", limit, 1, 500)
+        bounded("offset", offset, 0, 10**9)
         raw = self._read(info, "sources.json")
         try:
             data = orjson.loads(raw) if raw else {}
@@ -253,13 +220,13 @@ class Reader:
         items = [s for s in data.get("sources") or [] if isinstance(s, dict)]
         if domain:
             want = domain.lower().removeprefix("www.")
-            items = [s for s in items if _domain(str(s.get("url", ""))).endswith(want)]
+            items = [s for s in items if domain_of(str(s.get("url", ""))).endswith(want)]
         page = items[offset : offset + limit]
         sources = [
             {
                 "name": s.get("name"),
                 "url": s.get("url"),
-                "domain": _domain(str(s.get("url", ""))),
+                "domain": domain_of(str(s.get("url", ""))),
                 "snippet": excerpt(str(s.get("snippet") or ""), 300),
             }
             for s in page
@@ -314,8 +281,8 @@ class Reader:
         limit: int = 50,
     ) -> dict[str, Any]:
         """Recorded alerts, newest first."""
-        _bounded("limit", limit, 1, 500)
-        start = _date(since, "since")
+        bounded("limit", limit, 1, 500)
+        start = check_date(since, "since")
         uuid = self.thread(thread).uuid if thread else None
         book = AlertBook(self.catalog.archive.index)
         found = book.list(since=start, kinds=(kind,) if kind else (), thread_uuid=uuid)
@@ -348,11 +315,11 @@ class Reader:
         """The archive's own search: literal text by default, FTS5 syntax when ``raw``."""
         if not query.strip():
             raise ToolInputError("query: give the text to find")
-        _bounded("limit", limit, 1, 100)
-        _bounded("offset", offset, 0, MAX_SEARCH_OFFSET)
+        bounded("limit", limit, 1, 100)
+        bounded("offset", offset, 0, MAX_SEARCH_OFFSET)
         filters = search_mod.Filters(
-            mode=_check_mode(mode), space=space, since=_date(since, "since"),
-            until=_date(until, "until"),
+            mode=check_mode(mode), space=space, since=check_date(since, "since"),
+            until=check_date(until, "until"),
         )  # fmt: skip
         wanted = offset + limit + 1  # one more tells whether a next page exists
         hits = self._hits(query, filters, wanted if model is None else wanted * 10, raw)
@@ -367,7 +334,7 @@ class Reader:
         return {
             "query": query,
             "count": len(page),
-            "hits": [_hit_json(h, threads.get(h.thread_uuid)) for h in page],
+            "hits": [hit_json(h, threads.get(h.thread_uuid)) for h in page],
             "next_offset": offset + len(page) if more else None,
         }
 
@@ -379,43 +346,9 @@ class Reader:
             if search_mod.index_state(db) != "ready":
                 raise ToolInputError(
                     "the search index needs a rebuild (an archive made by an older version, "
-                    f"or a rebuild in progress): run `{_REBUILD.format(out=self.out)}` once; "
+                    f"or a rebuild in progress): run `{REBUILD.format(out=self.out)}` once; "
                     "the other tools work meanwhile"
                 )
             return search_mod.search(db, query, filters, limit, raw=raw)
         except PplxError as exc:
             raise ToolInputError(str(exc)) from None
-
-
-def _hit_json(hit: search_mod.Hit, info: ThreadInfo | None) -> dict[str, Any]:
-    return {
-        "thread_uuid": hit.thread_uuid,
-        "turn": hit.turn,
-        "title": hit.title,
-        "mode": hit.mode,
-        "space": hit.space or None,
-        "date": hit.date,
-        "field": hit.field,
-        "excerpt": hit.snippet,
-        "file": hit.path,
-        "folder": info.path if info else hit.path.rsplit("/", 2 if hit.turn else 1)[0],
-        "url": info.url if info else f"https://www.perplexity.ai/search/{hit.thread_uuid}",
-    }
-
-
-def _domain(url: str) -> str:
-    host = urllib.parse.urlsplit(url).hostname or ""
-    return host.lower().removeprefix("www.")
-
-
-_HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
-
-
-def _section(text: str, name: str) -> str:
-    """The body of the ``## name`` section of a turn file ("" when absent)."""
-    for match in _HEADING.finditer(text):
-        if match.group(1).strip() == name:
-            rest = text[match.end() :]
-            following = _HEADING.search(rest)
-            return (rest[: following.start()] if following else rest).strip()
-    return ""
