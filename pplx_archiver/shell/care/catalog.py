@@ -22,7 +22,9 @@ from pplx_archiver.shell.archive.store import THREAD_JSON, Archive
 
 _SELECT = (
     "SELECT uuid, account, title, mode, path, created, last_updated, archived_at "
-    "FROM threads WHERE status = 'done' AND path IS NOT NULL"
+    # `+status`: the status index would make SQLite walk every done thread for a lookup by
+    # uuid or path; those have their own indexes.
+    "FROM threads WHERE +status = 'done' AND path IS NOT NULL"
 )
 
 
@@ -185,7 +187,7 @@ class Catalog:
             raise LookupError("thread: give a thread uuid, uuid prefix, folder or URL")
         if key.startswith(("http://", "https://")):
             key = key.rsplit("/", 1)[-1]
-        found = self._rows("uuid = ? OR path = ?", (key, key))
+        found = self._rows("uuid = ?", (key,)) or self._rows("path = ?", (key,))
         if not found and len(key) >= 8 and not any(c in key for c in "*?["):
             found = self._rows("uuid GLOB ?", (key + "*",))
             if len(found) > 1:
