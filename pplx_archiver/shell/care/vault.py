@@ -11,6 +11,7 @@ under another name (the user renamed or moved it) is updated where it is.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sqlite3
 import urllib.parse
 from collections import defaultdict
@@ -47,6 +48,13 @@ class VaultSummary:
             f"domains, {self.reports} reports, {self.files} files; {self.written} written, "
             f"{self.unchanged} unchanged, {len(self.failures)} failed"
         )
+
+
+def _file_name(path: str) -> str:
+    """A safe vault file name for an asset, its extension kept when the name is cut."""
+    name = PurePosixPath(path)
+    ext = name.suffix if re.fullmatch(r"\.[A-Za-z0-9]{1,10}", name.suffix) else ""
+    return safe_stem(name.stem if ext else name.name, fallback="file", suffix=ext)
 
 
 def _domain(url: str) -> str:
@@ -215,7 +223,7 @@ class VaultExport:
             if item.get("status") != "stored" or not isinstance(path, str):
                 continue
             source = self.catalog.folder_of(f"{info.path}/{path}")
-            rel = f"{self.layout.assets}/{info.uuid[:8]}/{safe_stem(Path(path).name)}"
+            rel = f"{self.layout.assets}/{info.uuid[:8]}/{_file_name(path)}"
             try:
                 self.files.put(rel, source.read_bytes())
             except FileNotFoundError:
