@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import fail
@@ -66,6 +67,8 @@ def mcp(
             raise ConfigError(
                 f"mcp: the MCP SDK is not installed ({exc}); pip install 'pplx-archiver[mcp]'"
             ) from None
+        # stdout carries the protocol: every event of this process goes to stderr, as JSON.
+        logconfig.configure(log_format="json", console_level="warning")
         server, reader = build_server(settings.out_dir)
     except (PplxError, OSError) as exc:
         raise typer.Exit(fail(exc)) from None
