@@ -28,14 +28,17 @@ from pplx_archiver.shell.archive.search_index import (
 from pplx_archiver.shell.archive.search_query import (
     DEFAULT_LIMIT,
     RANK_CAP,
+    SHORT_WINDOW,
     WEIGHTS,
     Filters,
     Hit,
     bm25_rank,
     check_date,
     grouped,
+    page_window,
     query_rows,
     search,
+    search_page,
 )
 from pplx_archiver.shell.archive.search_rebuild import (
     Progress,
@@ -50,6 +53,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "RANK_CAP",
     "SEARCH_VERSION",
+    "SHORT_WINDOW",
     "WEIGHTS",
     "Filters",
     "Hit",
@@ -69,10 +73,12 @@ __all__ = [
     "make_snippet",
     "meta_of",
     "open_readonly",
+    "page_window",
     "print_progress",
     "printable",
     "query_rows",
     "rebuild",
     "search",
+    "search_page",
     "thread_hook",
 ]

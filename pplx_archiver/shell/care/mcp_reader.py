@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -321,26 +322,32 @@ class Reader:
             mode=check_mode(mode), space=space, since=check_date(since, "since"),
             until=check_date(until, "until"),
         )  # fmt: skip
-        wanted = offset + limit + 1  # one more tells whether a next page exists
-        hits = self._hits(query, filters, wanted if model is None else wanted * 10, raw)
+        allow = None if model is None else self._with_model(model)
+        hits, more = self._page(query, filters, offset, limit, raw, allow)
         threads = self.catalog.get_many(h.thread_uuid for h in hits)
-        kept = [
-            h
-            for h in hits
-            if model is None or model in getattr(threads.get(h.thread_uuid), "models", ())
-        ]
-        page = kept[offset : offset + limit]
-        more = len(kept) > offset + limit
         return {
             "query": query,
-            "count": len(page),
-            "hits": [hit_json(h, threads.get(h.thread_uuid)) for h in page],
-            "next_offset": offset + len(page) if more else None,
+            "count": len(hits),
+            "hits": [hit_json(h, threads.get(h.thread_uuid)) for h in hits],
+            "next_offset": offset + len(hits) if more else None,
         }
 
-    def _hits(
-        self, query: str, filters: search_mod.Filters, limit: int, raw: bool
-    ) -> list[search_mod.Hit]:
+    def _with_model(self, model: str) -> Callable[[set[str]], set[str]]:
+        def allow(uuids: set[str]) -> set[str]:
+            found = self.catalog.get_many(uuids)
+            return {u for u, info in found.items() if model in info.models}
+
+        return allow
+
+    def _page(
+        self,
+        query: str,
+        filters: search_mod.Filters,
+        offset: int,
+        limit: int,
+        raw: bool,
+        allow: Callable[[set[str]], set[str]] | None,
+    ) -> tuple[list[search_mod.Hit], bool]:
         db = self._search_db()
         try:
             if search_mod.index_state(db) != "ready":
@@ -349,6 +356,6 @@ class Reader:
                     f"or a rebuild in progress): run `{REBUILD.format(out=self.out)}` once; "
                     "the other tools work meanwhile"
                 )
-            return search_mod.search(db, query, filters, limit, raw=raw)
+            return search_mod.search_page(db, query, filters, offset, limit, raw=raw, allow=allow)
         except PplxError as exc:
             raise ToolInputError(str(exc)) from None
