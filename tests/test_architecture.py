@@ -206,6 +206,8 @@ WRITES_ELSEWHERE = {
     "shell/run/accounts.py": "index/accounts.json, the run state of each account's last listing "
     "(like the lock file, not archive content)",
     "shell/run/schedule.py": "the systemd/launchd schedule units in the user's config folder",
+    "shell/care/vault_files.py": "the notes vault given to `vault --to`, a folder outside the "
+    "archive (a --to inside it is refused; each path is checked again before it is written)",
     "shell/run/writer_child.py": "the writer child's answers on its stdout pipe; the archive "
     "is written by the Archive (and its writer) the child opens",
 }

@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "changes",
     "schedule",
     "relations",
+    "mcp",
+    "vault",
     "usage",
     "assets",
     "auth",

@@ -58,6 +58,8 @@ COMMAND_PAGES: dict[str, str] = {
     "diff": "docs/changes.md",
     "alerts": "docs/changes.md",
     "audit models": "docs/changes.md",
+    "mcp": "docs/mcp.md",
+    "vault": "docs/vault.md",
 }
 
 # Options every command has that no page needs to repeat.

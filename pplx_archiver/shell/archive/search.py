@@ -25,6 +25,7 @@ from pplx_archiver.shell.archive.search_index import (
     open_readonly,
     thread_hook,
 )
+from pplx_archiver.shell.archive.search_paging import SHORT_WINDOW, page_window, search_page
 from pplx_archiver.shell.archive.search_query import (
     DEFAULT_LIMIT,
     RANK_CAP,
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "RANK_CAP",
     "SEARCH_VERSION",
+    "SHORT_WINDOW",
     "WEIGHTS",
     "Filters",
     "Hit",
@@ -69,10 +71,12 @@ __all__ = [
     "make_snippet",
     "meta_of",
     "open_readonly",
+    "page_window",
     "print_progress",
     "printable",
     "query_rows",
     "rebuild",
     "search",
+    "search_page",
     "thread_hook",
 ]

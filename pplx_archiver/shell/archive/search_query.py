@@ -319,6 +319,13 @@ def search(
     if index_state(db) in ("missing", "old"):
         return []  # nothing indexed yet (or only by another version): rebuild first
     ranked, needles = query_rows(db, query, filters, limit, raw=raw, exact=exact)
+    return hits_of(db, ranked, query if not raw else (needles[0] if needles else None), exact)
+
+
+def hits_of(
+    db: sqlite3.Connection, ranked: Ranked, shown: str | None, exact: bool = False
+) -> list[Hit]:
+    """The hits of ranked rowids, in their order (snippets of ``shown``)."""
     if not ranked:
         return []
     ids = [r[0] for r in ranked]
@@ -331,7 +338,6 @@ def search(
             chunk,
         ):
             rows[int(row[0])] = tuple(row)
-    shown = query if not raw else (needles[0] if needles else None)
     return [_hit(rows[rowid], score, shown, exact) for rowid, score in ranked if rowid in rows]
 
 
