@@ -122,6 +122,7 @@ class _Renderer:
             thread_uuid=self.uuid,
             by_id=self.placement.by_id,
             locked=thread.locked_reason,
+            notices=self.placement.notices,
         )
         self.scope.findings.extend((n, dict(f)) for n, f in self.decision.findings)
         self.turns = Turns(self.scope, self.placement, self.mode, self.labels)

@@ -62,6 +62,9 @@ class Placement:
     landing: tuple[tuple[Payload, str, int | None], ...]
     by_id: dict[str, tuple[Payload, ...]]
     inside: dict[int, tuple[Payload, ...]] = dataclasses.field(default_factory=dict)
+    # payload index → the lock reason of the stub turn it lands on (a run shown inside another
+    # run's block on a stub included): the stub turn is the notification of every run it shows
+    notices: dict[int, str] = dataclasses.field(default_factory=dict)
 
     def allowed(self, placed: Sequence[Payload]) -> frozenset[int]:
         """The payload indexes that may be shown where ``placed`` land (their families): an
@@ -71,6 +74,12 @@ class Placement:
     def family(self, payload: Payload) -> tuple[Payload, ...]:
         """A payload and the payloads shown inside its block (anchored in its workflow)."""
         return (payload, *self.inside.get(payload.index, ()))
+
+
+def run_lock(payload: Payload, notices: Mapping[int, str]) -> str:
+    """The lock reason that counts for a run: its own, else its background entry's, else the
+    stub turn's it lands on (``notices``); the thread's lock is the caller's last fallback."""
+    return payload.locked_reason or notices.get(payload.index, "")
 
 
 def is_stub(entry: Entry) -> bool:
@@ -195,7 +204,23 @@ def place(entries: Sequence[Entry], payloads: Sequence[Payload]) -> Placement:
         landing=tuple((p, *landing[p.index]) for p in payloads),
         by_id={k: tuple(v) for k, v in by_id.items()},
         inside={k: tuple(v) for k, v in inside.items()},
+        notices=_notices(entries, payloads, landing),
     )
+
+
+def _notices(
+    entries: Sequence[Entry],
+    payloads: Sequence[Payload],
+    landing: Mapping[int, tuple[str, int | None]],
+) -> dict[int, str]:
+    """payload index → the lock reason of the stub turn it lands on (hosted runs, landing with
+    their host, included): the stub turn is the notification of every run it shows."""
+    notices: dict[int, str] = {}
+    for payload in payloads:
+        kind, turn = landing[payload.index]
+        if kind == "stub" and turn is not None and entries[turn].locked_reason:
+            notices[payload.index] = entries[turn].locked_reason
+    return notices
 
 
 def _hosts(payloads: Sequence[Payload], anchor_turn: Mapping[str, int]) -> dict[int, int]:

@@ -18,7 +18,7 @@ from pplx_archiver.core.citations import dedupe, entry_sources, source_key, work
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.plainsteps import render_plain_steps
 from pplx_archiver.core.prose import TurnProse, joined, sources_text
-from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, Placement
+from pplx_archiver.core.subagents import STUB_TRIGGER, Payload, Placement, run_lock
 from pplx_archiver.core.timeparse import iso
 from pplx_archiver.core.values import Entry, WebResult
 from pplx_archiver.core.workflow import (
@@ -186,7 +186,7 @@ class Turns:
         if plain:
             summary = f"{self.label('steps')} ({len(entry.steps)})"
             work.append(md.details(summary, plain, trusted=True))
-        blocks = self.stub_blocks(on_stub, entry, where, cited, conclusions)
+        blocks = self.stub_blocks(on_stub, where, cited, conclusions)
         stub = entry.trigger == STUB_TRIGGER
         answer = extract_answer(entry, self.mode, [p.workflow for p in anchored], stub=stub)
         unique = dedupe(cited)
@@ -217,7 +217,6 @@ class Turns:
     def stub_blocks(
         self,
         on_stub: tuple[Payload, ...],
-        entry: Entry,
         where: str,
         cited: list[WebResult],
         conclusions: list[str],
@@ -231,10 +230,9 @@ class Turns:
             for shown in self.placement.family(payload):
                 cited.extend(workflow_sources(shown.workflow))
             scope.rendered_payloads.add(payload.index)
-            # the stub turn's own lock reason counts too: it is the run's notification
-            blocks.append(
-                self.payload_block(payload, f"{where}/subagent_stub", entry.locked_reason)
-            )
+            # the stub turn's own lock reason counts too (Placement.notices): it is the
+            # notification of the run and of the runs shown inside its block
+            blocks.append(self.payload_block(payload, f"{where}/subagent_stub"))
             conclusions.append(conclusion(payload))
         return blocks
 
@@ -268,9 +266,9 @@ class Turns:
             work.append(md.details(summary, steps_md, trusted=True))
         return work, heading_note
 
-    def payload_block(self, payload: Payload, location: str, lock: str = "") -> str:
-        """A payload's block at ``location``; ``lock`` is a lock reason of the place (a stub
-        turn's) used when the run and its entry carry none."""
+    def payload_block(self, payload: Payload, location: str) -> str:
+        """A payload's block at ``location``; the lock reason of the stub turn it lands on
+        counts when the run and its entry carry none (:func:`run_lock`)."""
         if payload.workflow is None:  # a background entry with a plain answer, no workflow
             return self.plain_payload(payload)
         return render_subagent(
@@ -280,7 +278,7 @@ class Turns:
             0,
             anchor=None,
             record_it=True,
-            locked=payload.locked_reason or lock,
+            locked=run_lock(payload, self.scope.notices),
         )
 
     def appendix(self, cited: list[WebResult]) -> list[str]:

@@ -20,7 +20,7 @@ from pplx_archiver.core.answers import workflow_answer
 from pplx_archiver.core.citations import dedupe, workflow_sources
 from pplx_archiver.core.interruptions import annotation, kind_of, record
 from pplx_archiver.core.node import Node, dump_json
-from pplx_archiver.core.subagents import Payload
+from pplx_archiver.core.subagents import Payload, run_lock
 from pplx_archiver.core.values import Item, Step, WebResult, Workflow
 
 _INLINE = {ord(c): "\\" + c for c in "\\`*_[]<>#|"}  # each markup character, escaped
@@ -53,6 +53,8 @@ class Scope:
     thread_uuid: str
     by_id: Mapping[str, Sequence[Payload]]
     locked: str = ""  # the thread's own lock reason (thread_metadata.locked_reason)
+    # payload index → the lock reason of the stub turn the run lands on (Placement.notices)
+    notices: Mapping[int, str] = dataclasses.field(default_factory=dict)
     findings: list[tuple[str, dict[str, Any]]] = dataclasses.field(default_factory=list)
     interruptions: list[dict[str, str]] = dataclasses.field(default_factory=list)
     rendered_payloads: set[int] = dataclasses.field(default_factory=set)
@@ -273,7 +275,7 @@ def render_nested(workflow: Workflow, item_id: str, scope: Scope, where: str, de
                     depth,
                     anchor=workflow,
                     record_it=True,
-                    locked=payload.locked_reason,
+                    locked=run_lock(payload, scope.notices),
                 )
             )
         return "\n\n".join(blocks)

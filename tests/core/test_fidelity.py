@@ -335,6 +335,31 @@ def test_stub_turns_lock_reason_makes_its_run_limit_interrupted() -> None:
     ]
 
 
+def test_stub_turns_lock_reason_counts_for_a_run_shown_inside_another_runs_block() -> None:
+    """A run anchored in another run's workflow lands with it; when that run lands on a locked
+    stub turn, the stub's lock counts for the inner run too (it is shown there, the stub turn
+    is its notification), not only for the run placed on the stub directly."""
+    first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])
+    inner = b.payload("inner", AWAITING, steps=[b.step([b.text_item("x")])])
+    outer = b.payload(
+        "outer", completed=b.ts(100), steps=[b.payload("inner", AWAITING, anchor=True)]
+    )
+    bg = b.entry("bg", 30, is_background=True, search_mode="ASI", blocks=[b.workflow([inner])])
+    host = b.entry("bg2", 30, is_background=True, search_mode="ASI", blocks=[b.workflow([outer])])
+    for lock, kind in ((LIMIT, "limit_interrupted"), ("", "interrupted")):
+        stub = {**_stub("s", 100), "locked_reason": lock}
+        result = _render([first, stub], [bg, host])
+        landed = [(x["payload_id"], x["landing"], x["turn"]) for x in result.record["background"]]
+        assert landed == [("inner", "stub", 2), ("outer", "stub", 2)]
+        assert [(r["location"], r["kind"]) for r in result.record["interruptions"]] == [
+            ("turn_0002/subagent_stub", kind)
+        ]
+        turn = result.files["turns/turn_0002.md"].decode()
+        assert turn.count("#### Sub-agent: Agent inner") == 1
+        note = " ⏸ limit-interrupted" if lock else " ⏸ interrupted"
+        assert f"#### Sub-agent: Agent inner{note}" in turn
+
+
 def test_subagent_result_turn_with_its_own_steps_is_no_stub() -> None:
     """A ``subagent_result`` turn that has workflow steps of its own takes no background run."""
     first = b.entry("e1", 1, search_mode="ASI", blocks=[b.answer_block("a")])

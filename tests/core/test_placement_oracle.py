@@ -9,7 +9,8 @@ docs/rendering.md ("Sub-agent placement", "Interruptions") and docs/dev/api.md Â
   id sits in another payload's workflow (and in no turn) lands with that payload;
 - else the ``subagent_result`` stub turn (one without workflow steps of its own) created
   within 10 s of its completion time (``completed_at``, else the entry's update time),
-  closest pairs first over the thread; the stub turn's lock reason counts for the run;
+  closest pairs first over the thread; the stub turn's lock reason counts for the run and
+  for the runs landing with it (shown inside its block);
 - else the appendix.
 
 Every annotated workflow is one ``interruptions`` record at one of the contract's locations.
@@ -24,7 +25,7 @@ import datetime
 import itertools
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pplx_archiver.core.model import RawPage, ThreadInput
@@ -327,8 +328,55 @@ def threads(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     return entries, background, draw(st.sampled_from(("", LIMIT)))
 
 
+def _run_item(wf: dict[str, Any]) -> dict[str, Any]:
+    """A background run's step (``<id>:workflow``) holding the run's workflow payload."""
+    item = {"id": wf["id"], "type": "WORKFLOW_ITEM_WORKFLOW", "payload": {"workflow_payload": wf}}
+    return b.step([item], id=f"{wf['id']}:workflow")
+
+
+def _run(pid: str, status: str = "WORKFLOW_COMPLETED", **extra: Any) -> dict[str, Any]:
+    """A run's workflow payload as the generator draws it (no completion time)."""
+    wf = {"id": pid, "status": status, "headline": f"Agent {pid}", "locked_reason": ""}
+    return {**wf, "completed_at": "", "objective_chunks": [f"Do {pid}"], "steps": [], **extra}
+
+
+def _nested_on_locked_stub() -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """A run shown inside another run's block on a locked stub turn (a saved failure).
+
+    Every run ends 0 s from the stub of turn 2 (``spending_limit_exceeded``) and 1 s from the
+    stub of turn 3; p3 (awaiting next steps, no lock of its own) is anchored in p1's workflow,
+    so it is shown inside p1's block on turn 2 and the stub's lock counts for it too.
+    """
+    times: dict[str, Any] = {"entry_created_datetime": _iso(1)}
+    times["entry_updated_datetime"] = _iso(2_000_000)
+
+    def bg(uid: str, *runs: dict[str, Any]) -> dict[str, Any]:
+        root = b.workflow([_run_item(r) for r in runs])
+        return b.entry(uid, 0, is_background=True, blocks=[root], locked_reason="", **times)
+
+    def turn(n: int, **extra: Any) -> dict[str, Any]:
+        at: dict[str, Any] = {"entry_created_datetime": _iso(n * 1_000_000 + 1_000_000)}
+        at["entry_updated_datetime"] = _iso(n * 1_000_000 + 3_000_000)
+        return b.entry(f"e{n}", 0, **at, **extra)
+
+    stub = {"query": "", "trigger": "subagent_result", "blocks": []}
+    entries = [
+        turn(0, blocks=[b.answer_block("answer 0")], locked_reason=""),
+        turn(1, **stub, locked_reason=LIMIT),
+        turn(2, **stub, locked_reason=""),
+    ]
+    anchor = b.payload("p3", is_background_anchor=True)
+    background = [
+        bg("bg0", _run("p0"), _run("p2")),
+        bg("bg1", _run("p4"), _run("p3", "WORKFLOW_AWAITING_NEXT_STEPS")),
+        bg("bg2", _run("p1", steps=[anchor])),
+    ]
+    return entries, background, ""
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads())
+@example(_nested_on_locked_stub())
 def test_core_places_and_records_as_the_naive_oracle(
     thread: tuple[list[dict[str, Any]], list[dict[str, Any]], str],
 ) -> None:
