@@ -84,11 +84,15 @@ def reindex(
 def forget(
     thread: list[str] = typer.Argument(..., help="Thread uuid(s) to drop from the index."),
     out: Path | None = OUT,
+    quiet: bool = QUIET,
+    verbose: bool = VERBOSE,
+    as_json: bool = JSON_OUT,
 ) -> None:
     """Drop threads from the index so the next sync treats them as new.
 
     For a thread stuck as not found (or deleted/expired) that should be tried again, or an
-    id that should never have been exported. Files and folders are left alone.
+    id that should never have been exported. Files and folders are left alone. `--json`
+    prints `{"forgotten": [...], "unknown": [...]}`.
 
     \b
     Examples:
@@ -97,24 +101,29 @@ def forget(
     from pplx_archiver.shell.archive.store import Archive
     from pplx_archiver.shell.run.runner import resolve_thread_arg
 
+    forgotten: list[str] = []
+    unknown: list[str] = []
     try:
-        settings = load_settings({"out_dir": out})
+        level = console_level(quiet, verbose)
+        settings = load_settings({"out_dir": out, "console_level": level})
         check_out_dir(settings.out_dir)
         if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
             raise ConfigError(f"no archive at {settings.out_dir}; pass --out or set PPLX_OUT")
-        unknown: list[str] = []
         with command_scope(settings, "forget"), Archive(settings.out_dir) as archive:
             for arg in thread:
                 try:
                     uuid = resolve_thread_arg(archive, arg)
                 except ConfigError:
                     uuid = arg
-                if archive.forget(uuid):
-                    typer.echo(f"forgot {uuid}")
-                else:
-                    unknown.append(arg)
+                (forgotten if archive.forget(uuid) else unknown).append(uuid)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
-    for arg in unknown:
-        typer.echo(f"not in the index: {arg}")
+    if as_json:
+        print_json({"forgotten": forgotten, "unknown": unknown})
+    elif not quiet:
+        for uuid in forgotten:
+            typer.echo(f"forgot {uuid}")
+    if not as_json:
+        for arg in unknown:
+            typer.echo(f"not in the index: {arg}")
     raise typer.Exit(EXIT_FAILURES if unknown else EXIT_OK)

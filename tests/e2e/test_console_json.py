@@ -73,3 +73,23 @@ def test_json_quiet_and_verbose_on_the_long_commands(tmp_path: Path) -> None:
 def test_quiet_and_verbose_exclude_each_other(command: str, tmp_path: Path) -> None:
     code, _out, err = _invoke(command, "-o", str(tmp_path), "-q", "-v")
     assert code == 2 and err.strip() == "error: --verbose and --quiet exclude each other"
+
+
+def test_forget_prints_json_and_is_quiet_when_asked(tmp_path: Path) -> None:
+    """`forget --json` is one object naming what was forgotten and what was unknown; `-q`
+    prints nothing for what was forgotten."""
+    from pplx_archiver.shell.archive.index import Index
+
+    out = tmp_path / "a"
+    index = Index(out / "index" / "archive.sqlite")
+    index.upsert("0a1b2c3d-0000-4000-8000-000000000001", "acct", status="not_found")
+    index.upsert("0a1b2c3d-0000-4000-8000-000000000002", "acct", status="not_found")
+    index.close()
+    result = run_cli(
+        ["forget", "0a1b2c3d-0000-4000-8000-000000000001", "nope", "-o", str(out), "--json"]
+    )
+    assert result.exit_code == 1
+    data = orjson.loads(result.output.strip().splitlines()[-1])
+    assert data == {"forgotten": ["0a1b2c3d-0000-4000-8000-000000000001"], "unknown": ["nope"]}
+    quiet = run_cli(["forget", "0a1b2c3d-0000-4000-8000-000000000002", "-o", str(out), "-q"])
+    assert quiet.exit_code == 0 and "forgot" not in quiet.output
