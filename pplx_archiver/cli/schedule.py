@@ -129,6 +129,9 @@ def install(
     crontab_command: str = CRONTAB,
     systemctl_command: str = SYSTEMCTL,
     no_systemctl: bool = NO_SYSTEMCTL,
+    json_output: bool = typer.Option(
+        False, "--json", help="Print what was done as one JSON object (secrets masked)."
+    ),
 ) -> None:
     """Schedule `pplx-export sync` of an archive with absolute, quoted paths.
 
@@ -174,26 +177,40 @@ def install(
         )
         if _use_cron(cron, systemd, host):
             line = text.cron_line(spec)
-            if dry_run:
-                _say(line + "\n")
-                return
-            sched.install_cron(host, spec)
-            _say(f"crontab entry installed:\n{line}\n")
+            if not dry_run:
+                sched.install_cron(host, spec)
+            done = {"kind": "cron", "dry_run": dry_run, "crontab_entry": line}
+            _report(
+                done, json_output, line + "\n" if dry_run else f"crontab entry installed:\n{line}\n"
+            )
             return
         if dry_run:
             service, timer = sched.unit_paths(host, spec.name)
-            _say(f"# {service}\n{text.service_text(spec)}\n")
-            _say(f"# {timer}\n{text.timer_text(spec)}")
+            units = {str(service): text.service_text(spec), str(timer): text.timer_text(spec)}
+            words = "".join(
+                f"# {path}\n{body}" + ("\n" if i == 0 else "")
+                for i, (path, body) in enumerate(units.items())
+            )
+            _report({"kind": "systemd", "dry_run": True, "units": units}, json_output, words)
             return
         paths = sched.install_systemd(host, spec)
     except PplxError as exc:
         raise _fail(exc) from None
-    for path in paths:
-        _say(f"wrote {path}\n")
+    words = "".join(f"wrote {path}\n" for path in paths)
     if host.systemctl is None:
-        _say(f"enable with: systemctl --user enable --now {paths[1].name}\n")
+        words += f"enable with: systemctl --user enable --now {paths[1].name}\n"
     else:
-        _say(f"timer enabled: {paths[1].name}\n")
+        words += f"timer enabled: {paths[1].name}\n"
+    done = {"kind": "systemd", "dry_run": False, "files": [str(p) for p in paths]}
+    _report({**done, "timer_enabled": host.systemctl is not None}, json_output, words)
+
+
+def _report(done: dict[str, Any], json_output: bool, words: str) -> None:
+    """What a schedule command did: as words, or as one JSON object; secrets masked."""
+    if json_output:
+        sys.stdout.write(orjson.dumps(_masked(done)).decode("utf-8") + "\n")
+    else:
+        _say(words)
 
 
 def _history(archive: str | None) -> dict[str, Any] | None:
@@ -352,6 +369,9 @@ def remove(
     crontab_command: str = CRONTAB,
     systemctl_command: str = SYSTEMCTL,
     no_systemctl: bool = NO_SYSTEMCTL,
+    json_output: bool = typer.Option(
+        False, "--json", help="Print what was removed as one JSON object (secrets masked)."
+    ),
 ) -> None:
     """Remove the schedule: stop and delete the systemd units and/or the crontab entry.
 
@@ -364,15 +384,20 @@ def remove(
     """
     host = _host(unit_dir, crontab_command, systemctl_command, no_systemctl)
     removed: list[str] = []
+    files: list[str] = []
+    entry: str | None = None
     try:
         if out is not None:
             _check_archive(host, name, out, cron=cron, systemd=systemd)
         if not cron:
-            removed += [f"deleted {p}" for p in sched.remove_systemd(host, name)]
+            files = [str(p) for p in sched.remove_systemd(host, name)]
+            removed += [f"deleted {p}" for p in files]
         if not systemd and (cron or shutil.which(host.crontab[0]) is not None):
-            line = sched.remove_cron(host, name)
-            if line is not None:
-                removed.append(f"removed crontab entry: {line}")
+            entry = sched.remove_cron(host, name)
+            if entry is not None:
+                removed.append(f"removed crontab entry: {entry}")
     except PplxError as exc:
         raise _fail(exc) from None
-    _say("\n".join(removed or [f"schedule {name}: nothing installed"]) + "\n")
+    done = {"name": name, "deleted_files": files, "removed_crontab_entry": entry}
+    words = "\n".join(removed or [f"schedule {name}: nothing installed"]) + "\n"
+    _report(done, json_output, words)

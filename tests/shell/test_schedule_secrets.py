@@ -9,6 +9,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -84,11 +85,12 @@ def test_schedule_commands_never_print_the_secret(
     install += ["--healthcheck", SECRET_URL, "--metrics-file", str(tmp_path / "m.prom")]
     runs = [
         [*install, "--dry-run"],
+        [*install, "--dry-run", "--json"],
         install,
-        install,  # again: replaces the same units / entry
+        [*install, "--json"],  # again: replaces the same units / entry
         ["schedule", "show", *host],
         ["schedule", "show", "--json", *host],
-        ["schedule", "remove", *host],
+        ["schedule", "remove", "--json", *host],
     ]
     outputs = []
     for args in runs[:-1]:
@@ -97,6 +99,8 @@ def test_schedule_commands_never_print_the_secret(
         outputs += [result.stdout, result.stderr]
         if args[1] == "show" or "--dry-run" in args:  # shown, so that one can tell it is set
             assert MASKED in result.stdout, (args, result.stdout)
+        if "--json" in args:  # one JSON object
+            assert isinstance(orjson.loads(result.stdout), dict)
     stored = (tmp_path / "units" / "pplx-export.service") if kind == "--systemd" else None
     stored = stored or tmp_path / "bin" / "crontab.txt"
     assert KEY in stored.read_text()  # the schedule itself holds the whole URL
@@ -105,6 +109,8 @@ def test_schedule_commands_never_print_the_secret(
     assert result.exit_code == 0, result.output
     outputs += [result.stdout, result.stderr]
     _assert_kept(outputs, tmp_path, KEY)
+    removed = orjson.loads(result.stdout)
+    assert removed["deleted_files"] if kind == "--systemd" else removed["removed_crontab_entry"]
 
 
 def test_unit_files_become_0600_even_when_unchanged(tmp_path: Path) -> None:
