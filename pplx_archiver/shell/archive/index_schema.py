@@ -235,7 +235,7 @@ def refuse_damaged(path: Path) -> None:
     """Raise :class:`IndexCorruptError` for an index file that is there but is no index."""
     damage = index_file_damage(path) if path.name == "archive.sqlite" else None
     if damage is not None and damage != "missing":
-        raise IndexCorruptError(f"{path}: the index is {damage}: {REINDEX_HINT}")
+        raise IndexCorruptError(f"{path}: the index is {damage}: {reindex_hint(path)}")
 
 
 def disk_full(path: Path) -> bool:
@@ -261,7 +261,7 @@ def db_error(path: Path, what: str, exc: sqlite3.Error) -> StoreError:
         return StoreError(f"{path}: {what}: {text}; the archive is not writable by this user")
     damage = index_file_damage(path) if path.name == "archive.sqlite" else None
     if damage is not None and damage != "missing":
-        return IndexCorruptError(f"{path}: {what}: the index is {damage}: {REINDEX_HINT}")
+        return IndexCorruptError(f"{path}: {what}: the index is {damage}: {reindex_hint(path)}")
     if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
         return IndexCorruptError(
             f"{path}: {what}: {text}; the index is damaged: {reindex_hint(path)}"
