@@ -241,6 +241,9 @@ def auth_save(
         help="Save it as this account, next to the others (one archive, several accounts) "
         "[default: the default account; each account's user name for a multi-account export].",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print what was stored as one JSON object (never a secret)."
+    ),
 ) -> None:
     """Store the session (from --cookies, --session-token or --cookies-from) for later runs.
 
@@ -263,18 +266,28 @@ def auth_save(
                 "--cookies-from BROWSER"
             )
         name = check_account_name(account) if account is not None else None
+        stored: list[dict[str, str | None]] = []
+
+        def say(line: str) -> None:
+            if not as_json:
+                typer.echo(line)
+
         for named in _to_save(load_credential(settings), name):
-            cred, target = named.credential, named.name
+            cred, target, who = named.credential, named.name, None
             if check:
                 async with open_session(settings, credential=cred) as (client, info):
                     cred = Credential(client.cookies, cred.source)
-                    typer.echo(f"Session: logged in as {info.email_masked or info.account_id}")
+                    who = info.email_masked or info.account_id
+                    say(f"Session: logged in as {who}")
                     if target not in (name, DEFAULT_ACCOUNT):
                         target = name_from(info.username, target)
             path = account_path(settings, target)
             save_credential(path, cred.cookies, source=cred.source)
             label = "the session" if target == DEFAULT_ACCOUNT else f"account {target}"
-            typer.echo(f"Stored {label} in {path} (readable only by you).")
+            say(f"Stored {label} in {path} (readable only by you).")
+            stored.append({"account": target, "path": str(path), "logged_in_as": who})
+        if as_json:
+            typer.echo(orjson.dumps({"stored": stored}).decode("utf-8"))
         return EXIT_OK
 
     _execute(

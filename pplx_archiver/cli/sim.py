@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from typing import Any
 
 import orjson
 import typer
@@ -123,11 +124,16 @@ def serve(
         metavar="N",
         help="Serve N distinct accounts, told apart by their cookies.",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the URL and accounts as one JSON object line."
+    ),
 ) -> None:
     """Serve the simulator until Ctrl-C; prints the base URL and the cookie to use.
 
     The lines are printed once the port listens, with the port it got (--port 0 takes any
-    free one); a port in use is one error line (exit 2) and nothing else is printed.
+    free one); a port in use is one error line (exit 2) and nothing else is printed. With
+    --json they are one JSON object: {"base_url", "accounts": [{username, account_id,
+    cookie}]}.
 
     \b
     Examples:
@@ -168,12 +174,7 @@ def serve(
             sim.ask.control.generation = ask_generation
             sim.ask.control.delay_s = max(0.0, ask_delay_ms) / 1000
         port = int(sock.getsockname()[1])
-        typer.echo(f"base_url: http://{_url_host(host)}:{port}")
-        for k, login in enumerate(logins_for(config)):
-            if k:
-                typer.echo(f"account {k + 1}: {login.username}")
-            typer.echo(f"account_id: {login.account_id}")
-            typer.echo("cookie: " + "; ".join(f"{n}={v}" for n, v in login.cookies.items()))
+        _announce(f"http://{_url_host(host)}:{port}", logins_for(config), as_json)
         sys.stdout.flush()
         server = uvicorn.Server(
             uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
@@ -181,6 +182,25 @@ def serve(
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _announce(base_url: str, logins: Any, as_json: bool) -> None:
+    """What a client needs: the URL, and each simulated account's id and (simulated) cookie;
+    as lines, or as one JSON object (``--json``)."""
+    accounts = [
+        {"username": login.username, "account_id": login.account_id,
+         "cookie": "; ".join(f"{n}={v}" for n, v in login.cookies.items())}
+        for login in logins
+    ]  # fmt: skip
+    if as_json:
+        typer.echo(orjson.dumps({"base_url": base_url, "accounts": accounts}).decode("utf-8"))
+        return
+    typer.echo(f"base_url: {base_url}")
+    for k, account in enumerate(accounts):
+        if k:
+            typer.echo(f"account {k + 1}: {account['username']}")
+        typer.echo(f"account_id: {account['account_id']}")
+        typer.echo(f"cookie: {account['cookie']}")
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -50,6 +50,10 @@ def _save(sim: RunningSim, tmp_path: Path, login: AccountLogin, name: str) -> No
                      "--account", name, "--log-format", "json"])  # fmt: skip
     assert saved.exit_code == 0, saved.output
     assert f"Stored account {name} in" in saved.output
+    again = run_cli(["auth", "save", "--base-url", sim.base_url, "--cookies", str(cookies),
+                     "--account", name, "--log-format", "json", "--json"])  # fmt: skip
+    stored = orjson.loads(again.output.strip().splitlines()[-1])["stored"]
+    assert [s["account"] for s in stored] == [name] and "Stored" not in again.output
 
 
 def _batch(sim: RunningSim, out: Path, *extra: str, command: str = "batch") -> Any:

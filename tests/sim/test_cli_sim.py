@@ -107,3 +107,28 @@ def test_sim_bad_numbers_are_usage_errors() -> None:
         assert result.stdout == ""
         lines = result.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: {args[2]} must be"), lines
+
+
+def test_sim_serve_json_is_one_object_with_the_url_and_accounts() -> None:
+    """`sim serve --json` prints one JSON line: the URL it listens on and each account."""
+    import orjson
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pplx_archiver", "sim", "serve", "--port", "0", "--json",
+         "--threads", "2", "--accounts", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        data = orjson.loads(proc.stdout.readline())
+        assert data["base_url"].startswith("http://127.0.0.1:")
+        assert [len(a["account_id"]) > 0 for a in data["accounts"]] == [True, True]
+        assert all(a["cookie"] for a in data["accounts"])
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
