@@ -6,8 +6,10 @@ or config error (no archive at --out, a --to that is a file, an archive, or insi
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import orjson
 import typer
 
 from pplx_archiver.cli._app import app
@@ -35,6 +37,7 @@ def vault(
     flavor: str = typer.Option(
         "obsidian", "--flavor", metavar="[obsidian|logseq]", help="Note format: obsidian or logseq."
     ),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as one JSON object."),
 ) -> None:
     """Write the archive as notes of an Obsidian or Logseq vault; rerun to keep it in sync.
 
@@ -62,7 +65,10 @@ def vault(
         summary = export_vault(settings.out_dir, target, flavor)
     except (PplxError, OSError, KeyboardInterrupt) as exc:
         raise typer.Exit(fail(exc)) from None
-    typer.echo(summary.line())
-    for failure in summary.failures:
-        typer.echo(f"  failed {failure}")
+    if as_json:
+        typer.echo(orjson.dumps(dataclasses.asdict(summary)).decode("utf-8"))
+    else:
+        typer.echo(summary.line())
+        for failure in summary.failures:
+            typer.echo(f"  failed {failure}")
     raise typer.Exit(EXIT_FAILURES if summary.failures else EXIT_OK)

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pplx_archiver.core.vault import BEGIN, END
@@ -90,6 +91,8 @@ def test_notes_then_a_second_run_writes_nothing(sim16: RunningSim, tmp_path: Pat
     before = _mtimes(vault)
     second = _vault(out, vault)
     assert " 0 written" in second
+    counted = orjson.loads(_vault(out, vault, "--json"))
+    assert counted["threads"] == 16 and counted["written"] == 0 and counted["failures"] == []
     assert _mtimes(vault) == before
     assert _mtimes(out / "simuser") == archive_before, "the archive is never written"
 
