@@ -3,10 +3,13 @@ numeric options bounded by the shared table of ``limits.py``."""
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import typer
 
+from pplx_archiver.errors import ConfigError
 from pplx_archiver.limits import BOUNDS
 
 BASE_URL = typer.Option(
@@ -75,8 +78,6 @@ JSON_OUT = typer.Option(False, "--json", help="Print the result as one JSON obje
 def console_level(quiet: bool, verbose: bool) -> str | None:
     """The ``console_level`` setting of ``-q``/``-v`` (None: the configured one)."""
     if quiet and verbose:
-        from pplx_archiver.errors import ConfigError
-
         raise ConfigError("--verbose and --quiet exclude each other")
     return "info" if verbose else ("error" if quiet else None)
 
@@ -86,3 +87,27 @@ def print_json(value: Any) -> None:
     import orjson
 
     typer.echo(orjson.dumps(value, default=str).decode("utf-8"))
+
+
+_SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?:Z|\+00:?00)?")
+SINCE_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def check_since(value: str | None, now: datetime | None = None) -> str | None:
+    """``--since`` as canonical UTC text (``2026-07-20T00:00:00Z``); a usage error when it is
+    not a date (or date and time) from 2000 to tomorrow."""
+    if value is None:
+        return None
+    text = value.strip()
+    wanted = "expected a date like 2026-07-20 or 2026-07-20T08:30 (UTC)"
+    if not _SINCE.fullmatch(text):
+        raise ConfigError(f"--since {value!r}: {wanted}")
+    try:
+        when = datetime.fromisoformat(text.replace(" ", "T").removesuffix("Z"))
+    except ValueError:
+        raise ConfigError(f"--since {value!r}: not a real date; {wanted}") from None
+    when = when.replace(tzinfo=UTC)
+    latest = (now or datetime.now(UTC)) + timedelta(days=1)
+    if not SINCE_EARLIEST <= when <= latest:
+        raise ConfigError(f"--since {value!r}: must lie between 2000-01-01 and tomorrow")
+    return when.isoformat().replace("+00:00", "Z")

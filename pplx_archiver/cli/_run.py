@@ -49,7 +49,7 @@ class CommonOptions:
 
     out: Path | None = None
     modes: frozenset[str] = frozenset()
-    since: str | None = None  # canonical UTC text (cli/archive.py check_since)
+    since: str | None = None  # canonical UTC text (cli/_options.py check_since)
     limit: int | None = None
     concurrency: int | None = None
     rate: float | None = None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from pplx_archiver.cli._options import (
     LOG_FORMAT,
     TOKEN,
     bounded,
+    check_since,
 )
 from pplx_archiver.cli._run import CommonOptions, fail, run_cli
 from pplx_archiver.core.model import MODES
@@ -225,30 +224,6 @@ def _common(**kw: Any) -> CommonOptions:
     except ConfigError as exc:
         raise typer.Exit(fail(exc)) from None
     return CommonOptions(modes=frozenset(modes), **kw)
-
-
-_SINCE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?(?:Z|\+00:?00)?")
-SINCE_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-
-
-def check_since(value: str | None, now: datetime | None = None) -> str | None:
-    """``--since`` as canonical UTC text (``2026-07-20T00:00:00Z``); a usage error when it is
-    not a date (or date and time) from 2000 to tomorrow."""
-    if value is None:
-        return None
-    text = value.strip()
-    wanted = "expected a date like 2026-07-20 or 2026-07-20T08:30 (UTC)"
-    if not _SINCE.fullmatch(text):
-        raise ConfigError(f"--since {value!r}: {wanted}")
-    try:
-        when = datetime.fromisoformat(text.replace(" ", "T").removesuffix("Z"))
-    except ValueError:
-        raise ConfigError(f"--since {value!r}: not a real date; {wanted}") from None
-    when = when.replace(tzinfo=UTC)
-    latest = (now or datetime.now(UTC)) + timedelta(days=1)
-    if not SINCE_EARLIEST <= when <= latest:
-        raise ConfigError(f"--since {value!r}: must lie between 2000-01-01 and tomorrow")
-    return when.isoformat().replace("+00:00", "Z")
 
 
 @app.command()

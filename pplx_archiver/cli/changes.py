@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,7 +15,7 @@ import orjson
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import bounded, check_since
 from pplx_archiver.cli.history import JSON, OUT, _archive, _print, printable
 from pplx_archiver.core.alerts import KINDS
 from pplx_archiver.errors import ConfigError, PplxError
@@ -164,12 +163,11 @@ def diff(
 
 
 def _since(value: str | None) -> str | None:
-    if value is None:
-        return None
+    """``--since`` checked as ``batch``/``sync`` check it (a usage error otherwise)."""
     try:
-        return date.fromisoformat(value).isoformat()
-    except ValueError:
-        sys.stderr.write(f"error: --since {value!r}: not a date (YYYY-MM-DD)\n")
+        return check_since(value)
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
         raise typer.Exit(2) from None
 
 

@@ -30,6 +30,12 @@ STATUSES = ("done", "failed", "deleted", "expired", "pending", "not_found")
 TERMINAL_STATUSES = ("deleted", "expired", "not_found")
 REINDEX_HINT = "run `pplx-export reindex --out <archive>` to rebuild it from the thread folders"
 
+# A done thread archived without a report or asset it could not fetch (retried next run).
+INCOMPLETE_WHERE = (
+    "status = 'done' AND completeness IS NOT NULL AND json_valid(completeness) "
+    "AND json_extract(completeness, '$.assets_complete') = 0"
+)
+
 # A run's outcome: exit code, log file and (when there is one) its error in the summary.
 OUTCOME_SQL = (
     "UPDATE runs SET exit_code = ?, log_file = COALESCE(?, log_file), summary = CASE WHEN ? "

@@ -16,6 +16,7 @@ from pplx_archiver.errors import ConfigError, PayloadError, StoreError
 from pplx_archiver.shell.archive.files import RAW_BLOCKS, RAW_ENTRIES
 from pplx_archiver.shell.archive.history import all_versions, raw_of
 from pplx_archiver.shell.archive.index import ThreadRow
+from pplx_archiver.shell.archive.index_schema import INCOMPLETE_WHERE
 from pplx_archiver.shell.archive.store import Archive
 
 
@@ -180,9 +181,7 @@ def incomplete_records(archive: Archive) -> list[dict[str, Any]]:
     """Threads archived without a report or an asset that could not be fetched (the next
     run retries them), with what they lack as the run that found it recorded."""
     rows = archive.index.select(
-        "SELECT uuid, title, path FROM threads WHERE status = 'done' AND completeness IS NOT "
-        "NULL AND json_valid(completeness) AND json_extract(completeness, '$.assets_complete') = 0 "
-        "ORDER BY uuid"
+        f"SELECT uuid, title, path FROM threads WHERE {INCOMPLETE_WHERE} ORDER BY uuid"
     )
     out = []
     for uuid, title, path in rows:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pplx_archiver.core.timeparse import parse_ts
+from pplx_archiver.shell.archive.index_schema import INCOMPLETE_WHERE
 from pplx_archiver.shell.archive.store import Archive
 
 LISTING_COMMANDS = ("batch", "sync")
@@ -37,10 +38,7 @@ def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> st
 
 def incomplete_count(archive: Archive) -> int:
     """Done threads archived without a report or asset (retried by the next run)."""
-    rows = archive.index.select(
-        "SELECT COUNT(*) FROM threads WHERE status = 'done' AND completeness IS NOT NULL "
-        "AND json_valid(completeness) AND json_extract(completeness, '$.assets_complete') = 0"
-    )
+    rows = archive.index.select(f"SELECT COUNT(*) FROM threads WHERE {INCOMPLETE_WHERE}")
     return int(rows[0][0])
 
 
