@@ -30,7 +30,7 @@ from pplx_archiver.cli._options import (
     print_json,
 )
 from pplx_archiver.cli._run import command_scope, project_error
-from pplx_archiver.core.writes import VerifyRotation
+from pplx_archiver.core.archive.writes import VerifyRotation
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,

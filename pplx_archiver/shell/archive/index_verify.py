@@ -3,7 +3,7 @@
 One row: the uuid of the last thread a sampled ``verify`` checked (the next run starts after
 it, in uuid order, and wraps around), when the current pass over the archive started, and
 when the last complete pass ended and had started. Written through the writer's
-:class:`~pplx_archiver.core.writes.VerifyRotation` plan. The table is a cache: ``reindex``
+:class:`~pplx_archiver.core.archive.writes.VerifyRotation` plan. The table is a cache: ``reindex``
 starts it empty, and the rotation then starts again from the first thread.
 """
 
@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pplx_archiver.core.writes import VerifyRotation
+from pplx_archiver.core.archive.writes import VerifyRotation
 
 
 class VerifyRotationTable:

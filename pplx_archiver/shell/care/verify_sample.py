@@ -6,7 +6,7 @@ wrapping around at the end, so successive runs cover the whole archive, as backu
 ``check --read-data-subset n/m`` do. A pass ends when a run checks the last thread in uuid
 order; the report says when the last complete pass started and ended (every thread done when
 it started was checked between the two) and how far the current one has come. The new
-position is recorded through the writer (:class:`~pplx_archiver.core.writes.VerifyRotation`)
+position is recorded through the writer (:class:`~pplx_archiver.core.archive.writes.VerifyRotation`)
 after the checks, so a run interrupted part-way leaves the rotation where it was.
 """
 
@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
-from pplx_archiver.core.writes import VerifyRotation
+from pplx_archiver.core.archive.writes import VerifyRotation
 from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.store import Archive
 
