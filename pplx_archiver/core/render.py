@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import labels
+from pplx_archiver.core import labels, mode_table
 from pplx_archiver.core.assets import assets_of
 from pplx_archiver.core.citations import dedupe, sources_json
 from pplx_archiver.core.decode import decode_thread
@@ -106,14 +106,11 @@ class _Renderer:
             or next((e.query for e in thread.entries if e.query), "")
         )
         self.decision = detect_mode(thread, listing)
-        signals = self.decision.signals
-        computer_hint = (
-            signals["metadata_mode"] == "4"
-            or signals["listing_mode"] in ("ASI", "COMPUTER")
-            or bool(signals["computer_url"])
-        )
         self.mode = self.decision.mode
-        route = "computer/tasks" if self.mode == "computer" and computer_hint else "search"
+        # a thread of a mode with a web path of its own (a computer task) is addressed by it
+        # when its type signals say so; every other thread by /search/
+        typed = self.decision.typed == self.mode
+        route = (typed and mode_table.VIEWS.routes.get(self.mode)) or "search"
         self.url = f"{BASE_URL}/{route}/{self.address}"
         self.payloads = collect_payloads(thread.background)
         self.placement = place(thread.entries, self.payloads)

@@ -28,6 +28,7 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
+from pplx_archiver.core import mode_table
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
@@ -194,7 +195,7 @@ def _failed(job: Job, page: str, error: str) -> Built:
         title=str(fb.get("title") or ""),
         created=str(fb.get("created") or ""),
         updated=str(fb.get("updated") or ""),
-        mode=str(fb.get("mode") or "search"),
+        mode=str(fb.get("mode") or mode_table.VIEWS.default),
         space="",
         space_id="",
         turns=0,

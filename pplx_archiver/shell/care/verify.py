@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from pplx_archiver.core import mode_table
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.rawfile import decode_raw_pages
 from pplx_archiver.core.writes import DerivedUpdate
@@ -137,7 +138,7 @@ def _check_record(
     if row.mode is not None and mode != row.mode:
         yield Problem("index_mismatch", where, f"mode {mode!r} != index {row.mode!r}")
     parts = rel.split("/")
-    if len(parts) != 3 or parts[1] != safe_component(str(mode), fallback="search"):
+    if len(parts) != 3 or parts[1] != safe_component(str(mode), fallback=mode_table.VIEWS.default):
         yield Problem("index_mismatch", where, f"folder {rel!r} is not under mode {mode!r}")
     counts = record.get("counts")
     turns = counts.get("turns") if isinstance(counts, Mapping) else None

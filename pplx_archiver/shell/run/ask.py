@@ -21,6 +21,7 @@ import anyio
 import httpx
 import orjson
 
+from pplx_archiver.core import mode_table
 from pplx_archiver.core.asking import (
     ASK_PATH,
     FollowUp,
@@ -165,10 +166,10 @@ async def _request(
         body, _ctx = await thread_context(client, thread_id)
         refuse_computer_follow_up(body, thread_id)
         follow = follow_up_of(body, f"thread {thread_id}")
-        mode = mode or mode_of_entry(body["entries"][-1]) or "search"
+        mode = mode or mode_of_entry(body["entries"][-1]) or mode_table.VIEWS.default
         if mode == "council" and not chosen:
             chosen = follow_up_members(models.table, body)  # the thread's own members
-    choice = resolve_models(models.table, mode or "search", chosen)
+    choice = resolve_models(models.table, mode or mode_table.VIEWS.default, chosen)
     request = ask_body(
         opts.prompt,
         choice,
