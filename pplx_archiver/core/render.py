@@ -1,8 +1,9 @@
 """The render entry point: one thread's raw pages in, every derived archive file out.
 
 ``render_thread`` decodes the pages, detects the mode, places sub-agent payloads, renders
-``conversation.md``, ``turns/turn_NNNN.md``, ``sources.json``/``sources.md``,
-``thread.json`` and ``report.md``, and returns findings for the shell to log. Pure and
+the files of :data:`~pplx_archiver.core.output_files.OUTPUTS` (``conversation.md``,
+``turns/turn_NNNN.md``, ``sources.json``/``sources.md``, ``thread.json`` and ``report.md``),
+and returns findings for the shell to log. Pure and
 deterministic: same input, byte-identical output.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core import labels, mode_table
+from pplx_archiver.core import output_files as outputs
 from pplx_archiver.core.assets import assets_of
 from pplx_archiver.core.citations import dedupe, sources_json
 from pplx_archiver.core.decode import decode_thread
@@ -139,7 +141,7 @@ class _Renderer:
             if entry.problems:
                 self.degraded[number] = entry.problems
             text, part = self.turns.turn(number, entry)
-            files[f"turns/turn_{number:04d}.md"] = md_bytes(text)
+            files[outputs.TURN.at(number)] = md_bytes(text)
             answers.append(part)
             all_cited.extend(part.citations)
         appendix = self.turns.appendix(all_cited)
@@ -151,15 +153,15 @@ class _Renderer:
         )
         self.appendix = appendix
         sources = dedupe(all_cited)
-        files["conversation.md"] = md_bytes(self.conversation(answers, appendix))
-        files["sources.json"] = sources_json(sources)
-        files["sources.md"] = md_bytes(self.sources_md(sources))
+        files[outputs.CONVERSATION.path] = md_bytes(self.conversation(answers, appendix))
+        files[outputs.SOURCES_JSON.path] = sources_json(sources)
+        files[outputs.SOURCES_MD.path] = md_bytes(self.sources_md(sources))
         report = self.report_md = self.report()
         if report is not None:
-            files["report.md"] = md_bytes(report)
+            files[outputs.REPORT.path] = md_bytes(report)
         variants = self.variants()
         record_ = self.record(sources, variants)
-        files["thread.json"] = (
+        files[outputs.THREAD_JSON.path] = (
             orjson.dumps(record_, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
         )
         events = list(self.scope.findings)

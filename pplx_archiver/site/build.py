@@ -29,6 +29,7 @@ import structlog
 
 from pplx_archiver import __version__
 from pplx_archiver.core import mode_table
+from pplx_archiver.core import output_files as outputs
 from pplx_archiver.core.decode import decode_thread
 from pplx_archiver.core.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
@@ -59,10 +60,10 @@ MANIFEST = "manifest.json"
 DATA_DIR = "data"
 _HASHED = (RAW_ENTRIES, RAW_BLOCKS, THREAD_JSON, f"{ASSETS_DIR}/manifest.json")
 _LINKED = (
-    ("conversation.md", "conversation.md"),
-    ("report.md", "report.md"),
-    ("sources.md", "sources.md"),
-    (THREAD_JSON, "thread.json"),
+    (outputs.CONVERSATION.path, outputs.CONVERSATION.path),
+    (outputs.REPORT.path, outputs.REPORT.path),
+    (outputs.SOURCES_MD.path, outputs.SOURCES_MD.path),
+    (THREAD_JSON, THREAD_JSON),
     (RAW_ENTRIES, "raw entries"),
     (RAW_BLOCKS, "raw blocks"),
 )

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import mode_table
+from pplx_archiver.core import mode_table, output_files
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.core.rawfile import decode_raw_pages
 from pplx_archiver.core.writes import DerivedUpdate
@@ -50,7 +50,7 @@ from pplx_archiver.shell.care.rerender import (
 )
 from pplx_archiver.shell.care.verify_index import REPAIRS, index_problems, registry_problems
 
-DERIVED_REQUIRED = ("conversation.md", "sources.json", "sources.md", THREAD_JSON)
+DERIVED_REQUIRED = output_files.REQUIRED  # every thread has them
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -144,7 +144,7 @@ def _check_record(
     turns = counts.get("turns") if isinstance(counts, Mapping) else None
     if isinstance(turns, int):
         for i in range(1, turns + 1):
-            name = f"turns/turn_{i:04d}.md"
+            name = output_files.TURN.at(i)
             if not (folder / name).is_file():
                 yield Problem("missing_derived", f"{rel}/{name}", "turn file missing")
     yield from _check_completeness(rel, folder, record.get("completeness"))
