@@ -24,7 +24,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pplx_archiver.core.mode_table import VIEWS  # noqa: E402
+from pplx_archiver.core.thread.mode_table import VIEWS  # noqa: E402
 from pplx_archiver.site import build as site_build  # noqa: E402
 from pplx_archiver.site.pages import ThreadMeta, page_id  # noqa: E402
 

@@ -21,7 +21,7 @@ from pplx_archiver.cli._options import (
     check_since,
 )
 from pplx_archiver.cli._run import CommonOptions, fail, run_cli
-from pplx_archiver.core import mode_table
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import ConfigError
 
 OUT = typer.Option(

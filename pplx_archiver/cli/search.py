@@ -18,7 +18,7 @@ from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import run_logging
-from pplx_archiver.core import mode_table
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,

@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.assets import extract_assets
-from pplx_archiver.core.model import AssetFile, RawPage, RenderContext, ThreadInput
+from pplx_archiver.core.thread.assets import extract_assets
+from pplx_archiver.core.thread.model import AssetFile, RawPage, RenderContext, ThreadInput
 
 CTX = RenderContext(exported_at="2026-09-01T00:00:00Z")
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import output_files
-from pplx_archiver.core.model import ListingRow, SpaceRef
+from pplx_archiver.core.thread import output_files
+from pplx_archiver.core.thread.model import ListingRow, SpaceRef
 from pplx_archiver.errors import StoreError
 
 RAW_ENTRIES = "raw_entries.json"
@@ -24,7 +24,7 @@ RAW_FILES = (RAW_ENTRIES, RAW_BLOCKS)
 THREAD_JSON = output_files.THREAD_JSON.path
 ASSETS_DIR = "assets"
 INDEX_DIR = "index"
-# Top-level derived files a render may produce (core/output_files.py); anything else at the
+# Top-level derived files a render may produce (core/thread/output_files.py); anything else at the
 # top is left alone.
 DERIVED_TOP = output_files.TOP_FILES
 

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from pplx_archiver.core import output_files as outputs
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.errors import SearchQueryError, StoreError
 from pplx_archiver.shell.archive import search_raw
 from pplx_archiver.shell.archive.search_grams import GramQuery, fold, query_grams

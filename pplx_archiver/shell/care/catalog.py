@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import output_files as outputs
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.store import THREAD_JSON, Archive
 

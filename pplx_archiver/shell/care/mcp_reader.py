@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import output_files as outputs
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.shell.archive.alerts import AlertBook

@@ -20,10 +20,10 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import output_files as outputs
-from pplx_archiver.core import relations as graph
-from pplx_archiver.core import vault as notes
-from pplx_archiver.core.vault_names import safe_stem, unique_names
+from pplx_archiver.core.relations import relations as graph
+from pplx_archiver.core.thread import output_files as outputs
+from pplx_archiver.core.vault import vault as notes
+from pplx_archiver.core.vault.vault_names import safe_stem, unique_names
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.care import relations
 from pplx_archiver.shell.care.catalog import Catalog, ThreadInfo, read_record
