@@ -5,12 +5,12 @@ or ``--force``), ``retry`` (an earlier run failed or left it incomplete), ``unch
 (same update time and complete: skipped without a request) or ``terminal`` (expired and
 listed at the update time it expired at: not retried). The listing is newest-first by update
 time, so once a run of ``threshold`` consecutive unchanged threads has passed, everything
-older is unchanged too. A tombstone is a state, not a verdict (issue 44): a thread deleted
+older is unchanged too. A tombstone is a state, not a verdict: a thread deleted
 or confirmed ``not_found`` that is listed again — the service lists no deleted thread — is
 a ``retry``, and so is an expired one whose update time moved (or any, with ``--force``:
 ``export`` fetches every id it is given).
 
-Filters that cost nothing (issue 37): a thread to fetch is left out, without a request, when
+Filters that cost nothing: a thread to fetch is left out, without a request, when
 ``--since`` is later than its listed update time (``before_since``), or when ``--mode``
 excludes it (``other_mode``): its listing row says its mode is another one
 (:func:`~pplx_archiver.core.thread.modes.listing_modes`), or an earlier run fetched it at the

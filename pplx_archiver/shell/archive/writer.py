@@ -101,7 +101,12 @@ class ArchiveWriter:
     def apply(self, plan: Findings) -> list[tuple[str, str, Mapping[str, Any]]]: ...
 
     def apply(self, plan: Plan) -> Any:
-        """Apply one plan; return what it did (see each plan's ``_apply_…`` method)."""
+        """Apply one plan and return what it did: a ``ThreadCommit`` its :class:`CommitOutcome`;
+        a ``DerivedUpdate`` the files written and removed; an ``AssetPlacement`` or ``RootFiles``
+        the files written; a ``Tombstone`` whether ``remote_deleted`` was recorded now;
+        ``VariantRecords`` the records new or changed (each with ``new``/``changed``);
+        ``ModeMemos`` the number of memos recorded;
+        ``Findings`` the facts not recorded before (the ones to log)."""
         if isinstance(plan, ThreadCommit):
             return self._commit(self.prepare(plan))
         if isinstance(plan, DerivedUpdate):

@@ -3,7 +3,7 @@
 The decisions are the render core's (:mod:`pplx_archiver.core.archive.plan`); this module asks the
 store for what it remembers, counts what was left out, and records the threads a run fetched
 and found of another mode, so that the next run with ``--mode`` makes no request for them
-while they stay unchanged (issue 37).
+while they stay unchanged.
 """
 
 from __future__ import annotations

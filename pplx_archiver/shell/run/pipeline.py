@@ -3,7 +3,7 @@
 Every decision is the core's (:func:`~pplx_archiver.core.thread.flow.thread_flow`: paging, whether
 the schematized pages are needed, which assets exist, the rendering); this module only makes
 the requests the flow asks for and hands back each body's parsed value and bytes.
-Assets (issue 8): when the run installed an
+Assets: when the run installed an
 :class:`~pplx_archiver.shell.archive.assets.AssetSession` (or one is passed), the asset versions the
 core finds are resolved in the same pass — downloaded into staging, reused, or written from
 the payload — and the thread is rendered once, with the report versions as ``downloads`` so

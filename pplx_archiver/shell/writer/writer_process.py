@@ -14,10 +14,8 @@ WAL mode: readers see the last committed state).
 to the next thread while the child writes; the answer is taken later, in order, and what
 the run does with it (``THREAD_ARCHIVED``, the counters, the progress line) happens then.
 Up to :data:`WINDOW` calls are unanswered at a time; a thread of this process reads the
-answers as they come, so neither side can block the other on a full pipe. Waiting for each
-answer left the child idle while this process sent the next thread, and left this process
-idle while the child made a group commit (half a second every 64 threads) — a run went at
-the pace of the two one after the other. A posted call is pickled by the caller and
+answers as they come, so neither side can block the other on a full pipe. A posted call is
+pickled by the caller and
 queued (at most :data:`QUEUED` frames) for a sending thread, which alone writes into the
 pipe: when the child is busy (a group commit) and the pipe full, that thread waits, not the
 run; while there is room (:meth:`WriterProcess.can_post`) the run's event loop posts a
@@ -28,10 +26,11 @@ run needs at once (``confirm_not_found``) wait for every answer before theirs.
 The child is still the one writer: it opens the same :class:`Archive` this process would,
 while this process holds the archive's writer lock and writes nothing itself until the child
 has finished. Log events the child emits travel back with each answer and are logged here,
-so the run's log holds them as before. An exception is re-raised here when its answer is
+so the run's log holds them. An exception is re-raised here when its answer is
 taken (as itself when it can be pickled, else as a :class:`StoreError` naming it): a failed
-commit fails the run at its next call, as it did when each answer was awaited; the calls
-already sent after it are still carried out, each thread whole.
+commit fails the run at its next call; the calls already sent after it are still carried
+out, each thread whole. Why a window, and what it bought: docs/dev/performance.md, "The
+writer process pipelined, through a pipe wide enough".
 """
 
 from __future__ import annotations
