@@ -324,7 +324,7 @@ def part_site_care(res: Results, sizes: list[int], root: Path, parts: set[str]) 
 def _site_docs(threads: int) -> list[tuple[Any, tuple[tuple[int, str], ...]]]:
     """The site's search input for the simulator's first ``threads`` threads (each turn's
     query and answer as ``pages.thread_page`` reduces them), from the thread plans."""
-    from pplx_archiver.core.timeparse import iso
+    from pplx_archiver.core.thread.timeparse import iso
     from pplx_archiver.sim.account import plan_thread
     from pplx_archiver.sim.build import answer_of
     from pplx_archiver.site import pages

@@ -1,6 +1,6 @@
 """The archive's one writer: every change to the archive is a plan it applies.
 
-``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.writes` — a fetched
+``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.archive.writes` — a fetched
 thread, a re-render, an asset backfill, root files (space pages, the relations graph), a
 tombstone, variant records, other-mode memos — and is the only code that writes into the archive (an
 architecture test enforces it). A ``--dry-run`` computes the plan and never calls ``apply``.
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from pplx_archiver.core.writes import (
+from pplx_archiver.core.archive.writes import (
     AssetPlacement,
     DerivedUpdate,
     Findings,
@@ -36,6 +36,7 @@ from pplx_archiver.core.writes import (
     ThreadCommit,
     Tombstone,
     VariantRecords,
+    VerifyRotation,
 )
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.commit import (
@@ -99,9 +100,16 @@ class ArchiveWriter:
     def apply(self, plan: ModeMemos) -> int: ...
     @overload
     def apply(self, plan: Findings) -> list[tuple[str, str, Mapping[str, Any]]]: ...
+    @overload
+    def apply(self, plan: VerifyRotation) -> None: ...
 
     def apply(self, plan: Plan) -> Any:
-        """Apply one plan; return what it did (see each plan's ``_apply_…`` method)."""
+        """Apply one plan and return what it did: a ``ThreadCommit`` its :class:`CommitOutcome`;
+        a ``DerivedUpdate`` the files written and removed; an ``AssetPlacement`` or ``RootFiles``
+        the files written; a ``Tombstone`` whether ``remote_deleted`` was recorded now;
+        ``VariantRecords`` the records new or changed (each with ``new``/``changed``);
+        ``ModeMemos`` the number of memos recorded;
+        ``Findings`` the facts not recorded before (the ones to log)."""
         if isinstance(plan, ThreadCommit):
             return self._commit(self.prepare(plan))
         if isinstance(plan, DerivedUpdate):
@@ -117,6 +125,8 @@ class ArchiveWriter:
         if isinstance(plan, ModeMemos):  # index rows only: ``mode_memos``
             self.archive.index.put_mode_memos(plan.memos, plan.run_id)
             return len(plan.memos)
+        if isinstance(plan, VerifyRotation):  # index row only: ``verify --sample``
+            return self.archive.index.put_verify_rotation(plan)
         return self.archive.registry.register(plan.records, plan.source, run_id=plan.run_id)
 
     # -- thread commits ----------------------------------------------------------------------
