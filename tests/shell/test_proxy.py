@@ -4,7 +4,6 @@ proxies (a loopback proxy counting what passed through it)."""
 from __future__ import annotations
 
 import dataclasses
-import ssl
 from pathlib import Path
 
 import httpx
@@ -23,7 +22,7 @@ from pplx_archiver.shell.net.proxy import (
 )
 from pplx_archiver.shell.net.transport import LeanTransport
 from tests.loopback_proxy import LoopbackProxy, serving
-from tests.shell.test_http1 import Answer, certificate, ok, scripted
+from tests.shell.test_http1 import Answer, certificate, ok, scripted, tls_contexts
 
 __all__ = ["certificate"]  # the module-scoped fixture of the TLS tests
 
@@ -137,10 +136,7 @@ async def test_http_requests_are_forwarded_and_no_proxy_goes_direct() -> None:
 async def test_https_goes_through_one_connect_tunnel_with_the_proxy_login(
     certificate: tuple[Path, Path],
 ) -> None:
-    cert, key = certificate
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(cert, key)
-    client_tls = ssl.create_default_context(cafile=str(cert))
+    server_tls, client_tls = tls_contexts(certificate)
     chunked = Answer(
         [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\ntls\r\n0\r\n\r\n"]
     )

@@ -7,7 +7,8 @@ line, headers and body framing (``Content-Length``, ``Transfer-Encoding: chunked
 of the connection; none for HEAD, 1xx, 204 and 304), and whether the connection may carry
 another request (not after ``Connection: close`` either way, an HTTP/1.0 answer, a body read
 to the connection's end or a body not read to its end). 1xx answers are skipped; a 101 is
-refused. An answer head longer than :data:`MAX_HEAD` is refused.
+refused. An answer head longer than :data:`MAX_HEAD` is refused (h11's
+``max_incomplete_event_size``; it is fed at most one byte more at a time while a head is read).
 
 The event loop reads eagerly into the protocol's buffer (reading pauses above
 :data:`READ_HIGH` buffered bytes until the body's reader catches up), and bytes are handed to
@@ -39,6 +40,7 @@ Headers = list[tuple[bytes, bytes]]
 MAX_HEAD = 64 * 1024
 READ_HIGH = 1024 * 1024
 WRITE_BATCH = 64 * 1024
+_HEAD_FEED = MAX_HEAD + 1
 
 
 class _Wire(asyncio.Protocol):
@@ -242,7 +244,13 @@ class Http1Connection:
                 if isinstance(event, h11.ConnectionClosed):
                     raise httpx.RemoteProtocolError(nothing)
                 return event
-            if wire.buffer:
+            if len(wire.buffer) > _HEAD_FEED and conn.their_state is h11.SEND_RESPONSE:
+                # h11 checks its limit only while an event is incomplete, so a long head
+                # given whole would pass: one byte more than the limit at a time
+                conn.receive_data(bytes(wire.buffer[:_HEAD_FEED]))
+                del wire.buffer[:_HEAD_FEED]
+                wire.consumed()
+            elif wire.buffer:
                 conn.receive_data(wire.buffer)  # type: ignore[arg-type]  # copied by h11
                 wire.buffer.clear()
                 wire.consumed()
