@@ -39,10 +39,9 @@ def mask_proxy(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     if not sep:
         scheme, rest = "", url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rpartition("@")[2]
-    return f"{scheme}{sep}{authority}{slash}{path}"
+    if "@" in rest:  # up to the last "@": a password may hold "/" or "@"
+        rest = "***@" + rest.rpartition("@")[2]
+    return f"{scheme}{sep}{rest}"
 
 
 def check_proxy_url(url: str, where: str = "proxy") -> str:

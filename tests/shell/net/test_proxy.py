@@ -12,6 +12,7 @@ import pytest
 from pplx_archiver.errors import ConfigError, ConnectionFailedError, TransientError
 from pplx_archiver.logconfig import clear_secrets, redact_text
 from pplx_archiver.settings import Settings
+from pplx_archiver.shell.care.doctor import shown_value
 from pplx_archiver.shell.net.http import ApiClient
 from pplx_archiver.shell.net.proxy import (
     Mounts,
@@ -31,6 +32,7 @@ def test_credentials_in_a_proxy_url_are_masked() -> None:
     assert mask_proxy("http://user:hunter22@proxy.test:3128") == "http://***@proxy.test:3128"
     assert mask_proxy("http://proxy.test:3128/") == "http://proxy.test:3128/"
     assert mask_proxy("user:pw@host") == "***@host"
+    assert mask_proxy("http://u:pa/ss@w0rd@proxy.test:1/") == "http://***@proxy.test:1/"
 
 
 @pytest.mark.parametrize(
@@ -188,3 +190,9 @@ async def test_a_closed_proxy_port_is_a_connection_failure() -> None:
 
 async def _no_wait(seconds: float) -> None:
     return None
+
+
+def test_doctor_shows_a_proxy_without_its_login() -> None:
+    assert shown_value("proxy", "http://someone:pw1@proxy.test:3128") == (
+        "http://***@proxy.test:3128"
+    )
