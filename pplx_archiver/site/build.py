@@ -28,6 +28,8 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
+from pplx_archiver.core.thread import mode_table
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.thread.decode import decode_thread
 from pplx_archiver.core.thread.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
@@ -58,10 +60,10 @@ MANIFEST = "manifest.json"
 DATA_DIR = "data"
 _HASHED = (RAW_ENTRIES, RAW_BLOCKS, THREAD_JSON, f"{ASSETS_DIR}/manifest.json")
 _LINKED = (
-    ("conversation.md", "conversation.md"),
-    ("report.md", "report.md"),
-    ("sources.md", "sources.md"),
-    (THREAD_JSON, "thread.json"),
+    (outputs.CONVERSATION.path, outputs.CONVERSATION.path),
+    (outputs.REPORT.path, outputs.REPORT.path),
+    (outputs.SOURCES_MD.path, outputs.SOURCES_MD.path),
+    (THREAD_JSON, THREAD_JSON),
     (RAW_ENTRIES, "raw entries"),
     (RAW_BLOCKS, "raw blocks"),
 )
@@ -194,7 +196,7 @@ def _failed(job: Job, page: str, error: str) -> Built:
         title=str(fb.get("title") or ""),
         created=str(fb.get("created") or ""),
         updated=str(fb.get("updated") or ""),
-        mode=str(fb.get("mode") or "search"),
+        mode=str(fb.get("mode") or mode_table.VIEWS.default),
         space="",
         space_id="",
         turns=0,
