@@ -44,6 +44,13 @@ IMPERSONATE = typer.Option(
     metavar="BROWSER",
     help="Send requests with a browser TLS fingerprint (needs curl_cffi).",
 )
+PROXY = typer.Option(
+    None,
+    "--proxy",
+    metavar="URL",
+    help="Reach the service through this http:// or https:// proxy (env PPLX_PROXY; "
+    "else HTTPS_PROXY/HTTP_PROXY/NO_PROXY are honoured).",
+)
 LOG_FORMAT = typer.Option(
     None,
     "--log-format",

@@ -71,6 +71,7 @@ class CommonOptions:
     session_token: str | None = None
     cookies_from: str | None = None
     impersonate: str | None = None
+    proxy: str | None = None
     account: list[str] | None = None
     asset_concurrency: int | None = None
     asset_rate: float | None = None
@@ -107,6 +108,7 @@ class CommonOptions:
                 "session_token": self.session_token,
                 "cookies_from": self.cookies_from,
                 "impersonate": self.impersonate,
+                "proxy": self.proxy,
                 "asset_concurrency": self.asset_concurrency,
                 "asset_rate": self.asset_rate,
                 "max_asset_bytes": self.max_asset_bytes,

@@ -16,6 +16,7 @@ from pplx_archiver.cli._options import (
     COOKIES_FROM,
     IMPERSONATE,
     LOG_FORMAT,
+    PROXY,
     TOKEN,
     bounded,
     check_since,
@@ -271,6 +272,7 @@ def batch(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
     account: list[str] | None = ACCOUNT,
 ) -> None:
     """Archive every listed thread; threads archived before and unchanged are skipped.
@@ -337,6 +339,7 @@ def sync(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
     account: list[str] | None = ACCOUNT,
     site: bool = typer.Option(
         False, "--site", help="Then update the static site (<archive>/site), as `site` does."
@@ -393,6 +396,7 @@ def export(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Archive the given threads now, whether or not they changed.
 
@@ -421,6 +425,7 @@ def sync_deleted(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
     verbose: bool = VERBOSE,
     quiet: bool = QUIET,
 ) -> None:

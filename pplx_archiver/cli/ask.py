@@ -26,6 +26,7 @@ from pplx_archiver.cli._options import (
     COOKIES_FROM,
     IMPERSONATE,
     LOG_FORMAT,
+    PROXY,
     TOKEN,
     bounded,
 )
@@ -93,6 +94,7 @@ def _settings(**kw: Any) -> Settings:
             "session_token": kw.get("session_token"),
             "cookies_from": kw.get("cookies_from"),
             "impersonate": kw.get("impersonate"),
+            "proxy": kw.get("proxy"),
         }
     )
 
@@ -223,6 +225,7 @@ def ask(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Ask a question, stream the answer, archive the thread, print one JSON line.
 
@@ -314,6 +317,7 @@ def models(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Print the models each ask mode accepts (* = default) and how old the table is.
 
@@ -347,6 +351,7 @@ def mark_read(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Mark a thread read on the service; prints one JSON line.
 
@@ -376,6 +381,7 @@ def space_create(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Create a space; prints one JSON line with its uuid and slug (for `ask --space`).
 

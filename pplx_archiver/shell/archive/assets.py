@@ -385,6 +385,7 @@ async def open_assets(
             clock=clock,
             shared=shared,
             durable=not getattr(archive, "group_commit", False),
+            proxy=settings.proxy,
         )
         if online
         else None
