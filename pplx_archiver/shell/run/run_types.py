@@ -16,8 +16,10 @@ import anyio
 from pplx_archiver.core import plan as planning
 from pplx_archiver.core.budgets import Budgets
 from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.timeparse import parse_ts
 from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import AuthError, ChallengeAbort, PplxError
+from pplx_archiver.settings import Settings
 
 # The writer makes written threads durable with one file-system sync per batch (group commit)
 # at most this often / this many threads apart; a crash before it leaves them ``pending``.
@@ -27,7 +29,12 @@ GROUP_COMMIT_SIZE = 64
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunOptions:
-    """What the command line asked of this run."""
+    """What the command line asked of this run, typed: the CLI builds it, the shell reads it.
+
+    The run's tunables (``early_stop``, ``concurrency``, ``page_limit``, ``budgets``,
+    ``lang``) and its account folder come from the settings and the session:
+    :meth:`for_account` sets them once the session names the account.
+    """
 
     command: str = "batch"
     account: str = "default"
@@ -35,19 +42,63 @@ class RunOptions:
     limit: int | None = None
     dry_run: bool = False
     force: bool = False
+    # --full: list everything, and compare the recorded hashes of every stored file
     full: bool = False
-    # Keep the id of every listed thread in Run.listed_ids (only the deletion check needs them).
-    keep_listed_ids: bool = False
+    # --check-deleted (sync): list everything, keep every listed id, confirm deletions online
+    check_deleted: bool = False
+    # --include-spaces: also archive threads of spaces shared with the account
+    include_spaces: bool = False
+    # sync-deleted --online: confirm each candidate with a thread request
+    online: bool = False
+    accept_shrink: bool = False
+    # the threads given on the command line (export, --retry-failed): only these are fetched
+    thread_ids: tuple[str, ...] = ()
+    # --since as canonical UTC text (``2026-07-20T00:00:00Z``); threads to fetch listed as
+    # updated before it are left out
+    since: str | None = None
     early_stop: int = 50
     concurrency: int = 4
     page_limit: int = 100
     # what one thread's responses may become (entries, turns, blocks, sources, depth, bytes)
     budgets: Budgets = dataclasses.field(default_factory=Budgets)
     lang: str = "en"
-    # --since as µs (UTC): threads to fetch listed as updated before it are left out; the
-    # listing stops after a run of them unless it is not one newest-first list (spaces).
-    since_us: int | None = None
-    since_stops_listing: bool = True
+
+    def for_account(self, settings: Settings, account: str) -> RunOptions:
+        """These options for one account's run: its folder and the tunables of ``settings``."""
+        return dataclasses.replace(
+            self,
+            account=account,
+            early_stop=settings.early_stop,
+            concurrency=settings.concurrency,
+            page_limit=settings.page_limit,
+            budgets=settings.budgets,
+            lang=settings.lang,
+        )
+
+    @property
+    def lists_everything(self) -> bool:
+        """No early stop of the listing (``--full``, ``--check-deleted``)."""
+        return self.full or self.check_deleted
+
+    @property
+    def keep_listed_ids(self) -> bool:
+        """Keep the id of every listed thread in ``Run.listed_ids`` (the deletion check)."""
+        return self.check_deleted
+
+    @property
+    def since_us(self) -> int | None:
+        """``since`` as µs (UTC), or None."""
+        return parse_ts(self.since)
+
+    @property
+    def since_stops_listing(self) -> bool:
+        """Whether a run of threads older than ``since`` stops the listing: not when it is
+        not one newest-first list (others' space threads come first, out of date order)."""
+        return not self.include_spaces
+
+    def coverage(self) -> dict[str, Any]:
+        """Which threads the run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
+        return {"modes": sorted(self.modes), "since": self.since}
 
     def fetch_args(self) -> dict[str, Any]:
         """The keywords of :func:`~pplx_archiver.shell.run.pipeline.fetch_thread` this run gives."""

@@ -133,7 +133,7 @@ class Run:
         Nothing holds the listing: a row to fetch goes into the bounded stream as soon as it is
         decided (the listing waits while the workers are busy), the others are only counted.
         """
-        stop = planning.EarlyStop(0 if self.options.full else self.options.early_stop)
+        stop = planning.EarlyStop(0 if self.options.lists_everything else self.options.early_stop)
         async with send:
             async for row in self.lister():
                 self.summary.listed += 1
