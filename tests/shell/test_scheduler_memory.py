@@ -15,7 +15,6 @@ from pplx_archiver.core.model import ListingRow
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.run.offload import OFFLOAD_MIN_THREADS
-from pplx_archiver.shell.run.run_types import commit_online
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from tests.core import builders as b
 
@@ -154,7 +153,7 @@ class _Posting:
 
     def commit_then(self, plan: Any, then: Any) -> None:
         self.in_loop.append(threading.current_thread() is threading.main_thread())
-        then(commit_online(self.local, plan))
+        then(self.local.commit_online(plan))
 
     def close(self) -> None:
         """The archive is closed by its owner."""

@@ -8,7 +8,7 @@ itself, the space-aware wrapper, or the writer process's :class:`ClosingStore`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -154,21 +154,44 @@ class RunSummary:
 
 
 class Store(Protocol):
-    """What the scheduler needs from the archive store."""
+    """What the scheduler needs from the archive store.
+
+    Every member is declared here and called directly: a store that writes in this process
+    (the archive) answers :meth:`can_post` with False and commits in :meth:`commit_then` at
+    once; the writer process's store posts the commit and answers later.
+    """
 
     def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
 
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
 
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        """Commit a thread the run fetched, then register its answer variants (source
+        ``online``), then call ``then`` with the commit's fields: at once, or (the writer
+        process) when the commit is answered."""
+
+    def can_post(self) -> bool:
+        """True when :meth:`commit_then` returns at once without writing in this thread (a
+        writer process with room): the run posts from its event loop."""
+
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
+
+    def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
+        """Record a thread as not found when this 404 confirms it (see the archive's)."""
 
     def register_variants(
         self, records: Any, source: str, run_id: int | None = None
     ) -> list[Any]: ...
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
+
+    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+        """What the store remembers of a thread fetched before and found of another mode."""
+
+    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+        """Remember threads fetched and found of another mode (``--mode``)."""
 
     def flush_done(self) -> int: ...
 
@@ -200,17 +223,6 @@ class Offload(Protocol):
 
 
 ProgressHook = Callable[[str, RunSummary], None]
-
-
-def commit_online(store: Any, plan: ThreadCommit) -> Mapping[str, Any]:
-    """Commit a thread the run fetched, then register its answer variants (source
-    ``online``): both before a group commit can mark it done, for a thread done without its
-    records would never get them (the next run skips it). The one order of the scheduler's
-    own writer and of the writer process (:mod:`~pplx_archiver.shell.run.writer_child`)."""
-    fields: Mapping[str, Any] = store.commit(plan)
-    if plan.result.variants:
-        store.register_variants(plan.result.variants, "online", plan.run_id)
-    return fields
 
 
 def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
