@@ -68,13 +68,15 @@ from pplx_archiver.shell.archive.asset_store import read_manifest as read_manife
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.disk import remove_dead_staging as remove_dead_staging
 from pplx_archiver.shell.net.download import (
-    AssetDownloadError,
-    AssetTooLargeError,
     CdnDownloader,
     OriginBudget,
-    UrlExpiredError,
     url_expired,
     url_path,
+)
+from pplx_archiver.shell.net.download_errors import (
+    AssetDownloadError,
+    AssetTooLargeError,
+    UrlExpiredError,
 )
 
 log = structlog.get_logger()

@@ -49,6 +49,7 @@ from pplx_archiver.shell.archive.files import stored_assets_problem
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index, RunRow, ThreadRow
 from pplx_archiver.shell.archive.registry import Registry, utc_now
+from pplx_archiver.shell.archive.terminal_log import append_terminal
 from pplx_archiver.shell.archive.writer import ArchiveWriter, CommitOutcome
 
 
@@ -253,8 +254,6 @@ class Archive:
 
     def _log_terminal(self, uuid: str, state: str, account: str, title: str | None) -> None:
         """Keep terminal states beside the index, so ``reindex`` can restore them."""
-        from pplx_archiver.shell.care.reindex import append_terminal
-
         append_terminal(self.out, uuid, state, account=account, title=title, at=self._clock())
 
     def forget(self, uuid: str) -> bool:

@@ -34,11 +34,11 @@ from pplx_archiver.errors import PayloadError, PplxError
 from pplx_archiver.shell.archive.files import THREAD_JSON, derived_files_on_disk
 from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.care.stored import build_input as build_input
-from pplx_archiver.shell.care.stored import context_for as context_for
-from pplx_archiver.shell.care.stored import listing_from_record as listing_from_record
-from pplx_archiver.shell.care.stored import manifest_entries as manifest_entries
-from pplx_archiver.shell.care.stored import stored_downloads as stored_downloads
+from pplx_archiver.shell.archive.stored import build_input as build_input
+from pplx_archiver.shell.archive.stored import context_for as context_for
+from pplx_archiver.shell.archive.stored import listing_from_record as listing_from_record
+from pplx_archiver.shell.archive.stored import manifest_entries as manifest_entries
+from pplx_archiver.shell.archive.stored import stored_downloads as stored_downloads
 
 log = structlog.get_logger()
 
