@@ -12,6 +12,7 @@ used across modules.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -105,9 +106,14 @@ def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
     return None
 
 
+@functools.cache
+def _package_graph() -> dict[str, set[str]]:
+    return import_graph(PACKAGE)
+
+
 def test_no_import_cycle() -> None:
     """No cycle in the package's import graph, lazy (function-local) imports included."""
-    cycle = find_cycle(import_graph(PACKAGE))
+    cycle = find_cycle(_package_graph())
     assert cycle is None, "import cycle: " + " → ".join(cycle or [])
 
 
@@ -127,3 +133,124 @@ def test_the_cycle_finder_finds_a_planted_cycle(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import thing\n"
     )
     assert find_cycle(import_graph(pkg)) is None
+
+
+# --------------------------------------------------------------------------- private names
+
+# Underscore names of the standard library's public API (namedtuple, os, sys).
+PUBLIC_UNDERSCORED = {"_asdict", "_replace", "_fields", "_make", "_exit", "_getframe"}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name not in PUBLIC_UNDERSCORED
+
+
+def _defined_here(tree: ast.Module) -> set[str]:
+    """The underscore names a module defines: functions, classes, assigned names and
+    attributes (``self._x = …``), class fields."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.alias) and node.asname:
+            names.add(node.asname)
+    return {n for n in names if _private(n)}
+
+
+def private_uses(source: str) -> list[str]:
+    """Uses of another module's private name: ``from x import _name`` and ``obj._name``
+    where ``obj`` is not ``self``/``cls`` and this module does not define ``_name``."""
+    tree = ast.parse(source)
+    own = _defined_here(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"{node.lineno}: from {node.module} import {a.name}"
+                      for a in node.names if _private(a.name)]  # fmt: skip
+        elif isinstance(node, ast.Attribute) and _private(node.attr) and node.attr not in own:
+            owner = node.value
+            if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return sorted(found, key=lambda line: int(line.split(":")[0]))
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=_rel)
+def test_no_private_name_of_another_module(path: Path) -> None:
+    """A module uses no other module's ``_name``: what is shared gets a public name."""
+    found = private_uses(path.read_text(encoding="utf-8"))
+    assert not found, f"{_rel(path)} uses private names of other modules: {found}"
+
+
+def test_private_use_checker_sees_imports_and_attributes() -> None:
+    """Imports of ``_names`` and ``obj._attr`` are found; ``self._x``, a module's own
+    ``_x`` and dunders are not."""
+    src = (
+        "from m import _p, q\nimport n\n"
+        "class C:\n    def __init__(self):\n        self._mine = 1\n"
+        "    def f(self, other):\n"
+        "        return self._x, other._mine, n._db, other.__class__, t._replace(a=1)\n"
+        "def g(index):\n    return index._db\n"
+    )
+    found = private_uses(src)
+    assert found == ["1: from m import _p", "7: n._db", "9: index._db"]
+
+
+# --------------------------------------------------------------------------- typed options
+
+
+def _options_name(name: str) -> bool:
+    return name in ("opts", "options") or name.endswith("_options")
+
+
+def untyped_options(source: str) -> list[str]:
+    """``getattr(opts, …)`` on an options object, and parameters named like options
+    (``opts``, ``options``, ``*_options``) typed ``Any`` or not typed at all."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            first = node.args[0] if node.func.id == "getattr" and node.args else None
+            if isinstance(first, ast.Name) and "opt" in first.id.lower():
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.arg) and _options_name(node.arg):
+            typed = ast.unparse(node.annotation) if node.annotation is not None else None
+            if typed in (None, "Any", "object"):
+                found.append(
+                    f"{node.lineno}: {node.arg} " + (f"typed {typed}" if typed else "untyped")
+                )
+    return sorted(found, key=lambda line: int(line.split(":")[0]))
+
+
+@pytest.mark.parametrize("path", sorted(SHELL.rglob("*.py")), ids=_rel)
+def test_the_shell_takes_typed_options(path: Path) -> None:
+    """The shell reads no option by name from an untyped object and imports nothing of the
+    CLI: the CLI builds the shell's typed options (``RunOptions``, ``Settings``)."""
+    source = path.read_text(encoding="utf-8")
+    found = untyped_options(source)
+    assert not found, f"{_rel(path)} takes untyped options: {found}"
+    graph_deps = _package_graph()[module_name(PACKAGE, path)]
+    cli = sorted(d for d in graph_deps if d.startswith("pplx_archiver.cli"))
+    assert not cli, f"{_rel(path)} imports the CLI: {cli}"
+
+
+def test_options_checker_sees_getattr_and_any() -> None:
+    """``getattr(opts, …)``, an ``opts: Any`` and an untyped ``options`` are found; a typed
+    ``options: RunOptions`` is not."""
+    src = (
+        "def f(settings, opts: Any):\n    return getattr(opts, 'dry_run', False)\n"
+        "def g(options):\n    pass\n"
+        "def h(options: RunOptions, run_options: Any = None):\n    pass\n"
+    )
+    assert untyped_options(src) == [
+        "1: opts typed Any",
+        "2: getattr(opts, 'dry_run', False)",
+        "3: options untyped",
+        "5: run_options typed Any",
+    ]

@@ -319,7 +319,7 @@ def reindex(
         index.put_variants(records, None)
         summary.variants = len(records)
         carry_over(index, runs, *alerts_usage)
-        index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        index.select("PRAGMA wal_checkpoint(TRUNCATE)")  # the WAL folded into the file
     finally:
         index.close()
     if summary.previous_index == "damaged":

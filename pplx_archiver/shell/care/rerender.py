@@ -194,12 +194,12 @@ def render_all(
         return
     size = max(1, min(32, len(tasks) // (jobs * 4) or 1))
     chunks = [(out, tasks[i : i + size], renderer) for i in range(0, len(tasks), size)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context()) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context()) as pool:
         for batch in pool.map(_render_chunk, chunks):
             yield from batch
 
 
-def _mp_context() -> BaseContext:
+def mp_context() -> BaseContext:
     """``fork`` where it is safe (POSIX, no other thread running): workers start instantly
     with the core already imported; ``spawn`` otherwise."""
     if "fork" in get_all_start_methods() and threading.active_count() == 1:
