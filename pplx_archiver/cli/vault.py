@@ -15,7 +15,7 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import OUT, require_archive
 from pplx_archiver.cli._run import fail
-from pplx_archiver.core.vault import FLAVORS
+from pplx_archiver.core.vault.vault import FLAVORS
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.care.vault import export_vault

@@ -13,11 +13,11 @@ from typing import Any, Protocol
 
 import anyio
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.budgets import Budgets
-from pplx_archiver.core.model import ListingRow
-from pplx_archiver.core.timeparse import parse_ts
-from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive.writes import ThreadCommit
+from pplx_archiver.core.thread.budgets import Budgets
+from pplx_archiver.core.thread.model import ListingRow
+from pplx_archiver.core.thread.timeparse import parse_ts
 from pplx_archiver.errors import AuthError, ChallengeAbort, PplxError
 from pplx_archiver.settings import Settings
 
