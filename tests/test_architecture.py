@@ -197,6 +197,8 @@ WRITES_ELSEWHERE = {
     "log, a damaged database set aside) under the writer lock; thread folders are read only",
     "shell/archive/lock.py": "the writer lock file index/write.lock (opened to be locked; "
     "holds the pid)",
+    "shell/archive/terminal_log.py": "appends to index/terminal_states.jsonl, the log of "
+    "terminal states beside the index (for reindex), when the store records one",
     "shell/net/auth.py": "the session file in the user's config folder, not the archive",
     "shell/net/download.py": "streams a CDN download into index/staging; the writer moves "
     "complete files into the thread folder",

@@ -16,7 +16,7 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import OUT, bounded, require_archive
 from pplx_archiver.cli._run import run_logging
 from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
@@ -47,13 +47,7 @@ def search(
     query: str = typer.Argument(
         "", help="Text to find (literal: any character is searched as itself)."
     ),
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
-    ),
+    out: Path | None = OUT,
     mode: str | None = typer.Option(
         None,
         "--mode",
@@ -122,12 +116,8 @@ def search(
             account=account,
         )
         settings = load_settings({"out_dir": out})
+        require_archive(settings)
         db_path = settings.out_dir / INDEX_DIR / "archive.sqlite"
-        if not db_path.is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
         db = search_mod.open_readonly(db_path)
         try:
             ready = search_mod.index_state(db) == "ready"

@@ -45,10 +45,10 @@ from pplx_archiver.shell.archive.store import (
     Archive,
 )
 from pplx_archiver.shell.care.rerender import (
-    _mp_context,
     build_input,
     context_for,
     manifest_entries,
+    mp_context,
 )
 from pplx_archiver.shell.care.usage import UsageStore
 from pplx_archiver.site import insights, offline_search, pages
@@ -241,7 +241,7 @@ def build_all(jobs: Sequence[Job], workers: int) -> Iterator[Built]:
         return
     size = max(1, min(32, len(jobs) // (workers * 4) or 1))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context()) as pool:
         for batch in pool.map(_build_chunk, chunks):
             yield from batch
 

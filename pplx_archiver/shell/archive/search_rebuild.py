@@ -50,7 +50,7 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
     """
     from pplx_archiver.core.thread.render import render_thread
     from pplx_archiver.shell.archive.fsutil import safe_join
-    from pplx_archiver.shell.care.rerender import build_input, context_for
+    from pplx_archiver.shell.archive.stored import build_input, context_for
 
     rows = [r for r in archive.iter_threads("done") if r.path]
     summary = RebuildSummary()

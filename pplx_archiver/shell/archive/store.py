@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from pplx_archiver.shell.archive.files import stored_assets_problem
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index, RunRow, ThreadRow
 from pplx_archiver.shell.archive.registry import Registry, utc_now
+from pplx_archiver.shell.archive.terminal_log import append_terminal
 from pplx_archiver.shell.archive.writer import ArchiveWriter, CommitOutcome
 
 
@@ -255,8 +256,6 @@ class Archive:
 
     def _log_terminal(self, uuid: str, state: str, account: str, title: str | None) -> None:
         """Keep terminal states beside the index, so ``reindex`` can restore them."""
-        from pplx_archiver.shell.care.reindex import append_terminal
-
         append_terminal(self.out, uuid, state, account=account, title=title, at=self._clock())
 
     def forget(self, uuid: str) -> bool:
@@ -290,6 +289,24 @@ class Archive:
         if row is not None and row.thread_id != key and self.index.get(key) is None:
             self.index.rekey(row.thread_id, key)  # filed under its text slug by older releases
         return self.writer.apply(plan).as_fields()
+
+    def commit_online(self, plan: ThreadCommit) -> Mapping[str, Any]:
+        """Commit a thread a run fetched, then register its answer variants (source
+        ``online``): both before a group commit can mark it done, for a thread done without
+        its records would never get them (the next run skips it). The one order of the run's
+        own writer and of the writer process."""
+        fields = self.commit(plan)
+        if plan.result.variants:
+            self.register_variants(plan.result.variants, "online", plan.run_id)
+        return fields
+
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        """:meth:`commit_online` here and now, then ``then`` with its fields."""
+        then(self.commit_online(plan))
+
+    def can_post(self) -> bool:
+        """False: this store writes in the calling thread (only a writer process posts)."""
+        return False
 
     def commit_thread(
         self,

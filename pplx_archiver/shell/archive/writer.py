@@ -59,6 +59,7 @@ from pplx_archiver.shell.archive.files import (
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, Confined, safe_join
 from pplx_archiver.shell.archive.history import VERSIONS, HistoryStep
 from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
+from pplx_archiver.shell.archive.terminal_log import append_terminal
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.archive.store import Archive
@@ -178,8 +179,6 @@ class ArchiveWriter:
     def _note_returned(self, uuid: str, account: str) -> None:
         """A tombstoned thread archived again: its tombstone line is closed, so ``reindex``
         does not bring it back."""
-        from pplx_archiver.shell.care.reindex import append_terminal
-
         append_terminal(self.archive.out, uuid, "returned", account=account, at=self.archive.now())
 
     def _write_history(self, target: Path, step: HistoryStep) -> None:

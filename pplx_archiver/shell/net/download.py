@@ -20,11 +20,7 @@ is then written by the event loop itself, without a worker-thread hop). Expired 
 (403/410/400 from the CDN, or an expiry parameter already in the past: :func:`url_expired`)
 raise :class:`UrlExpiredError`; the caller refreshes the URL through the API and retries once.
 
-Errors (all :class:`~pplx_archiver.errors.FetchError`)::
-
-    AssetDownloadError        reason: short text for the manifest (no URL query in it)
-    ├── UrlExpiredError       the signed URL is no longer accepted
-    └── AssetTooLargeError    more than max_bytes (announced or received)
+Its errors are those of :mod:`.download_errors`.
 """
 
 from __future__ import annotations
@@ -44,8 +40,12 @@ import anyio
 import httpx
 
 from pplx_archiver.core.thread.asset_files import HEAD_BYTES
-from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
+from pplx_archiver.shell.net.download_errors import (
+    AssetDownloadError,
+    AssetTooLargeError,
+    UrlExpiredError,
+)
 from pplx_archiver.shell.net.ratelimit import RateLimiter
 from pplx_archiver.shell.net.redirects import check_hop, downloading
 from pplx_archiver.shell.net.transport import client_transport, release
@@ -62,36 +62,6 @@ IN_MEMORY_MAX = 4 * 1024 * 1024
 INLINE_MAX = 256 * 1024
 
 Sleep = Callable[[float], Awaitable[None]]
-
-
-class AssetDownloadError(FetchError):
-    """An asset download failed; ``reason`` is safe to store in the manifest and to log."""
-
-    def __init__(
-        self,
-        reason: str,
-        *,
-        status: int | None = None,
-        transient: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(reason, status=status)
-        self.reason = reason
-        self.transient = transient
-        self.retry_after = retry_after
-
-
-class UrlExpiredError(AssetDownloadError):
-    """The CDN refused the signed URL (expired or no longer valid)."""
-
-
-class AssetTooLargeError(AssetDownloadError):
-    """The asset is larger than the configured maximum; ``seen`` bytes were announced/read."""
-
-    def __init__(self, limit: int, seen: int) -> None:
-        super().__init__(f"larger than the {limit}-byte limit", status=None)
-        self.limit = limit
-        self.seen = seen
 
 
 def _origin(url: str) -> tuple[str, str]:
