@@ -28,8 +28,8 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
-from pplx_archiver.core.decode import decode_thread
-from pplx_archiver.core.render import render_parts
+from pplx_archiver.core.thread.decode import decode_thread
+from pplx_archiver.core.thread.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
 from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
 from pplx_archiver.shell.archive.store import (

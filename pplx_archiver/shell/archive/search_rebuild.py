@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from pplx_archiver.core.prose import ThreadProse
+from pplx_archiver.core.thread.prose import ThreadProse
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search_index as ix
 
@@ -48,7 +48,7 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
     and its prose indexed; the index is ``stale`` until the last thread is in, so an
     interrupted rebuild starts over next time. ``progress(done, total)`` is called as it goes.
     """
-    from pplx_archiver.core.render import render_thread
+    from pplx_archiver.core.thread.render import render_thread
     from pplx_archiver.shell.archive.fsutil import safe_join
     from pplx_archiver.shell.care.rerender import build_input, context_for
 

@@ -20,16 +20,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.model import ListingRow, RenderResult
-from pplx_archiver.core.writes import (
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive.writes import (
     ModeMemos,
     StagedFile,
     ThreadCommit,
     Tombstone,
     VariantRecords,
 )
+from pplx_archiver.core.thread.layout import safe_component
+from pplx_archiver.core.thread.model import ListingRow, RenderResult
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.alerts import AlertBook
 from pplx_archiver.shell.archive.disk import Disk

@@ -1,6 +1,6 @@
 """The archive's one writer: every change to the archive is a plan it applies.
 
-``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.writes` — a fetched
+``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.archive.writes` — a fetched
 thread, a re-render, an asset backfill, root files (space pages, the relations graph), a
 tombstone, variant records, other-mode memos — and is the only code that writes into the archive (an
 architecture test enforces it). A ``--dry-run`` computes the plan and never calls ``apply``.
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from pplx_archiver.core.writes import (
+from pplx_archiver.core.archive.writes import (
     AssetPlacement,
     DerivedUpdate,
     Findings,
@@ -101,7 +101,12 @@ class ArchiveWriter:
     def apply(self, plan: Findings) -> list[tuple[str, str, Mapping[str, Any]]]: ...
 
     def apply(self, plan: Plan) -> Any:
-        """Apply one plan; return what it did (see each plan's ``_apply_…`` method)."""
+        """Apply one plan and return what it did: a ``ThreadCommit`` its :class:`CommitOutcome`;
+        a ``DerivedUpdate`` the files written and removed; an ``AssetPlacement`` or ``RootFiles``
+        the files written; a ``Tombstone`` whether ``remote_deleted`` was recorded now;
+        ``VariantRecords`` the records new or changed (each with ``new``/``changed``);
+        ``ModeMemos`` the number of memos recorded;
+        ``Findings`` the facts not recorded before (the ones to log)."""
         if isinstance(plan, ThreadCommit):
             return self._commit(self.prepare(plan))
         if isinstance(plan, DerivedUpdate):

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 import structlog
 
-from pplx_archiver.core.layout import safe_component
+from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index
 from pplx_archiver.shell.archive.registry import Registry, read_lines, record_key, strip_meta
