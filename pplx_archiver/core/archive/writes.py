@@ -125,6 +125,17 @@ class Findings:
     run_id: int | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class VerifyRotation:
+    """Where ``verify --sample`` stands: the last uuid it checked, when the current pass over
+    the archive started, and the start and end of the last complete pass (None before one)."""
+
+    position: str
+    pass_started: str
+    covered_from: str | None = None
+    covered_at: str | None = None
+
+
 Plan = (
     ThreadCommit
     | DerivedUpdate
@@ -134,4 +145,5 @@ Plan = (
     | VariantRecords
     | ModeMemos
     | Findings
+    | VerifyRotation
 )

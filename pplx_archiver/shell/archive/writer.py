@@ -36,6 +36,7 @@ from pplx_archiver.core.archive.writes import (
     ThreadCommit,
     Tombstone,
     VariantRecords,
+    VerifyRotation,
 )
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.commit import (
@@ -99,6 +100,8 @@ class ArchiveWriter:
     def apply(self, plan: ModeMemos) -> int: ...
     @overload
     def apply(self, plan: Findings) -> list[tuple[str, str, Mapping[str, Any]]]: ...
+    @overload
+    def apply(self, plan: VerifyRotation) -> None: ...
 
     def apply(self, plan: Plan) -> Any:
         """Apply one plan and return what it did: a ``ThreadCommit`` its :class:`CommitOutcome`;
@@ -122,6 +125,8 @@ class ArchiveWriter:
         if isinstance(plan, ModeMemos):  # index rows only: ``mode_memos``
             self.archive.index.put_mode_memos(plan.memos, plan.run_id)
             return len(plan.memos)
+        if isinstance(plan, VerifyRotation):  # index row only: ``verify --sample``
+            return self.archive.index.put_verify_rotation(plan)
         return self.archive.registry.register(plan.records, plan.source, run_id=plan.run_id)
 
     # -- thread commits ----------------------------------------------------------------------
