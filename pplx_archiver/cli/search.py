@@ -19,6 +19,7 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import run_logging
 from pplx_archiver.core.model import MODES
+from pplx_archiver.core.writes import SearchRebuild
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,
@@ -136,7 +137,7 @@ def search(
                 run_logging(settings, "search-index"),
             ):
                 if rebuild:
-                    search_mod.rebuild(archive, progress=search_mod.print_progress)
+                    archive.writer.apply(SearchRebuild(search_mod.print_progress))
                 else:
                     search_mod.ensure_ready(archive, progress=search_mod.print_progress)
         db = search_mod.open_readonly(db_path)

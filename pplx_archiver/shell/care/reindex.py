@@ -38,7 +38,7 @@ import structlog
 
 from pplx_archiver.core.layout import safe_component
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index
+from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.registry import Registry, read_lines, record_key, strip_meta
 from pplx_archiver.shell.archive.search_rebuild import Progress
 from pplx_archiver.shell.archive.search_rebuild import rebuild as rebuild_search
@@ -51,6 +51,11 @@ from pplx_archiver.shell.archive.store import (
     listing_to_json,
     recorded_file_keys,
 )
+from pplx_archiver.shell.archive.terminal_log import (
+    TERMINAL_LOG,
+    append_terminal,
+    read_terminal_log,
+)
 from pplx_archiver.shell.care.reindex_old import (
     carry_over,
     lost_variants,
@@ -62,7 +67,6 @@ from pplx_archiver.shell.care.reindex_old import (
 
 log = structlog.get_logger()
 
-TERMINAL_LOG = "terminal_states.jsonl"
 Hook = Callable[["RebuiltThread"], None]
 _HOOKS: list[Hook] = []
 
@@ -202,38 +206,6 @@ def walk_threads(
             error = exc if isinstance(exc, StoreError) else StoreError(f"{folder}: {exc}")
             if on_error is not None:
                 on_error(folder, error)
-
-
-def read_terminal_log(path: Path) -> dict[str, dict[str, Any]]:
-    """Uuid → its latest terminal-state line (``forgotten`` lines remove the uuid)."""
-    states: dict[str, dict[str, Any]] = {}
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return states
-    for raw in data.splitlines():
-        try:
-            line = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(line, dict) or not isinstance(line.get("uuid"), str):
-            continue
-        if line.get("state") in ("forgotten", "returned"):
-            states.pop(line["uuid"], None)
-        elif line.get("state") in TERMINAL_STATUSES:
-            states[line["uuid"]] = line
-    return states
-
-
-def append_terminal(out: Path, uuid: str, state: str, **extra: Any) -> None:
-    """Append one line to ``index/terminal_states.jsonl`` (read back by reindex)."""
-    line = {"uuid": uuid, "state": state, **extra}
-    path = Path(out) / INDEX_DIR / TERMINAL_LOG
-    try:
-        with open(path, "ab") as fh:
-            fh.write(orjson.dumps(line, option=orjson.OPT_SORT_KEYS) + b"\n")
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot append: {exc.strerror or exc}") from None
 
 
 def repair_registry(registry_path: Path) -> tuple[list[dict[str, Any]], int]:

@@ -16,8 +16,8 @@ from typing import Any
 from pplx_archiver.core.relations import counts as relation_counts
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, ThreadRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.terminal_log import TERMINAL_LOG, read_terminal_log
 from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
-from pplx_archiver.shell.care.reindex import TERMINAL_LOG, read_terminal_log
 from pplx_archiver.shell.care.relations import stored_edges
 from pplx_archiver.shell.care.usage import UsageStore
 
@@ -110,7 +110,7 @@ def _last_run(archive: Archive) -> dict[str, Any] | None:
 
 
 def _usage(archive: Archive) -> Any:
-    usage_store = UsageStore(archive.index.path, read_only=True)
+    usage_store = UsageStore(archive.index.path)
     try:
         return usage_store.totals_by_mode()
     finally:
