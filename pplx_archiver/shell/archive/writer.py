@@ -1,11 +1,10 @@
 """The archive's one writer: every change to the archive is a plan it applies.
 
-``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.writes` — a fetched
-thread, a re-render, an asset backfill, root files (space pages, the relations graph), a
-tombstone, variant records, other-mode memos, findings, index rows (runs, thread states,
-usage, relations: ``writer_rows.py``), a search rebuild, site files — and is the only code
-that writes into the archive (an architecture test enforces it). A ``--dry-run`` computes the
-plan and never calls ``apply``. :meth:`ArchiveWriter.open_log` opens a run's log file.
+``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.writes` (thread
+files, index rows: ``writer_rows.py``, site files: ``writer_files.py``, a search rebuild) and
+is the only code that writes into the archive (an architecture test enforces it). A
+``--dry-run`` computes the plan and never calls ``apply``. :meth:`ArchiveWriter.open_log`
+opens a run's log file.
 
 A thread commit (:class:`ThreadCommit`): raw files first, then extra files (assets), then
 derived files, thread.json last; each written atomically and only when its bytes changed;
