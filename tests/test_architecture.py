@@ -190,6 +190,7 @@ WRITER_MODULES = {
     "shell/archive/writer.py": "ArchiveWriter.apply(plan): the one door for every write",
     "shell/archive/writer_rows.py": "the writer's index-row plans (runs, states, usage, …)",
     "shell/archive/writer_files.py": "the writer's site files and run logs",
+    "shell/archive/writer_rebuild.py": "the writer's index rebuild (reindex's IndexRebuild)",
     "shell/archive/disk.py": "the writer's file operations (ArchiveWriter calls them)",
     "shell/archive/fsutil.py": "the atomic write and sync primitives the writer's Disk uses",
     "shell/archive/terminal_log.py": "the terminal-state log the writer appends to",
@@ -223,10 +224,6 @@ WRITES_ELSEWHERE = {
     "of a read-only archive)",
     "cli/changes.py": "`history --to`: one version rendered into a folder outside the archive "
     "(a --to inside it is refused)",
-    "shell/care/reindex.py": "rebuilds index/ from the folders when no Archive (so no writer) "
-    "can open it: a new database beside a damaged one, moved over it, under the writer lock",
-    "shell/care/reindex_old.py": "the runs, alerts and usage carried into reindex's new "
-    "database (see shell/care/reindex.py)",
 }
 # The simulator keeps its own state (a test and demo aid, never an archive).
 NOT_SCANNED = ("sim/",)

@@ -20,6 +20,7 @@ bytes are the exact file contents.
 - :class:`UsageAnswer`: one row of the ``usage`` table;
 - :class:`RelationEdges`: the ``relations`` table, replaced whole;
 - :class:`SearchRebuild`: the ``search_*`` tables rebuilt from the raw files;
+- :class:`IndexRebuild`: ``reindex``'s new index, moved over the old one;
 - :class:`SiteFiles`: files of the static site (and stale ones removed) under its folder;
 - :class:`RunLog`: the JSON-lines log file of one command run, opened for appending.
 """
@@ -231,6 +232,26 @@ class SearchRebuild:
     """Rebuild the search tables from the raw files (``progress(done, total)`` as it goes)."""
 
     progress: Callable[[int, int], None] | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class IndexRebuild:
+    """``reindex``: a new index from the thread folders and the logs beside it.
+
+    ``rows`` are upserted in order (``uuid, account, fields``: the folders' ``done`` rows,
+    then the terminal states); ``registry_backup`` names the copy the registry file is moved
+    to first (it held bad lines), ``registry_lines`` the lines it is rewritten with (None:
+    kept); ``runs``, ``alerts``, ``usage`` are the old index's rows carried over;
+    ``damaged_name`` the name the damaged old database is kept under.
+    """
+
+    rows: tuple[tuple[str, str, Mapping[str, Any]], ...]
+    registry_backup: str | None = None
+    registry_lines: tuple[Mapping[str, Any], ...] | None = None
+    runs: tuple[tuple[Any, ...], ...] = ()
+    alerts: tuple[tuple[Any, ...], ...] = ()
+    usage: tuple[tuple[Any, ...], ...] = ()
+    damaged_name: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

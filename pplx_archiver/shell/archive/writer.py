@@ -30,6 +30,7 @@ from pplx_archiver.core.writes import (
     AssetPlacement,
     DerivedUpdate,
     Findings,
+    IndexRebuild,
     ModeMemos,
     Plan,
     RootFiles,
@@ -68,7 +69,8 @@ from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
 from pplx_archiver.shell.archive.search_rebuild import RebuildSummary, rebuild
 from pplx_archiver.shell.archive.terminal_log import append_terminal
 from pplx_archiver.shell.archive.writer_files import open_log, write_site
-from pplx_archiver.shell.archive.writer_rows import apply_row_plan
+from pplx_archiver.shell.archive.writer_rebuild import rebuild_index
+from pplx_archiver.shell.archive.writer_rows import apply_row_plan, set_assets_complete
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.archive.store import Archive
@@ -342,15 +344,7 @@ class ArchiveWriter:
         owner = self.archive.index.path_owner(plan.rel_path)
         if owner is not None:
             self._record_files(owner, plan.files)
-        row = self.archive.index.get(plan.thread_uuid)
-        if row is not None:
-            completeness = dict(row.completeness or {})
-            if plan.complete:
-                completeness.pop("assets_complete", None)
-            else:
-                completeness["assets_complete"] = False
-            if completeness != dict(row.completeness or {}):
-                self.archive.index.upsert(row.uuid, row.account, completeness=completeness)
+        set_assets_complete(self.archive, plan.thread_uuid, plan.complete)
         return written
 
     def _root_files(self, plan: RootFiles) -> int:
@@ -358,8 +352,13 @@ class ArchiveWriter:
         return self._write_all(self.archive.out, plan.files, list(plan.files))
 
     @staticmethod
+    def rebuild_index(out: Path, plan: IndexRebuild) -> int:
+        """``reindex``'s plan, with no Archive open (its index may be damaged)."""
+        return rebuild_index(out, plan)
+
+    @staticmethod
     def open_log(plan: RunLog) -> IO[bytes]:
-        """Open a run's log file for appending (a command logs before it opens the archive)."""
+        """A run's log file, opened before the command opens the archive."""
         return open_log(plan)
 
     def _tombstone(self, plan: Tombstone) -> bool:

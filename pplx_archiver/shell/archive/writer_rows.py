@@ -39,6 +39,7 @@ USAGE_SCHEMA = (
     " CHECK (status IN ('ok','forbidden','error')),"
     " usage_cents INTEGER, meter_usage TEXT, error TEXT, fetched_at TEXT NOT NULL)",
 )
+USAGE_COLUMNS = ("thread_uuid", "status", "usage_cents", "meter_usage", "error", "fetched_at")
 RELATIONS_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS relations ("
     " src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, evidence TEXT NOT NULL,"
@@ -77,6 +78,21 @@ def apply_row_plan(archive: Archive, plan: RowPlan) -> Any:
     if isinstance(plan, UsageAnswer):
         return _usage(archive, plan)
     return _relations(archive, plan)
+
+
+def set_assets_complete(archive: Archive, uuid: str, complete: bool) -> None:
+    """Record in the thread's completeness whether all its assets are stored (a row update
+    of :class:`~pplx_archiver.core.writes.AssetPlacement`)."""
+    row = archive.index.get(uuid)
+    if row is None:
+        return
+    completeness = dict(row.completeness or {})
+    if complete:
+        completeness.pop("assets_complete", None)
+    else:
+        completeness["assets_complete"] = False
+    if completeness != dict(row.completeness or {}):
+        archive.index.upsert(row.uuid, row.account, completeness=completeness)
 
 
 def log_terminal(archive: Archive, uuid: str, state: str, account: str, title: str | None) -> None:
