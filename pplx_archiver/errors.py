@@ -4,18 +4,20 @@
 
     PplxError                         exit 1  (base; "something failed")
     ├── ConfigError                   exit 2  bad option, bad config file, bad cookie file
+    │   └── SearchQueryError                  an unusable search query (``--raw`` FTS5 syntax)
     ├── AuthError                     exit 3  no usable session
     │   ├── LoggedOutError                    session probe answered ``{}``
     │   └── SessionExpiredError               401 / JSON 403 from the API
     ├── InterruptedRun                exit 4  Ctrl-C / SIGTERM; state is consistent
     ├── ChallengeAbort                exit 5  Cloudflare kept challenging; run stopped
     ├── PayloadError                  exit 1  a response did not have the expected shape
+    │   └── BudgetError                       one thread's responses exceed a budget (it fails)
     ├── StoreError                    exit 1  the archive could not be written or read
     │   └── IndexCorruptError                 index/archive.sqlite unreadable: run reindex
     ├── ScheduleError                 exit 1  systemctl / crontab refused a schedule change
     ├── ArchiveBusyError              exit 6  another process writes this archive (lock held)
     ├── ListingShrankError            exit 8  a complete listing lacks many known threads
-    ├── FetchError                    exit 1  one request failed (shell/net/http.py maps to these)
+    ├── FetchError                    exit 1  one request failed (shell/net/seam.py, http.py)
     │   ├── TransientError                    5xx, timeout, connection, truncated/non-JSON body
     │   │   ├── ConnectionFailedError  exit 7 the host could not be reached (names the host)
     │   │   └── DeadlineError                 a request or download overran its deadline
@@ -34,7 +36,8 @@
         ├── AskTimeoutError           exit 14 no complete answer within ``--timeout``
         └── AskIncompleteError        exit 15 the stream ended before the answer completed
 
-Only ``cli`` maps these to process exit codes, through :func:`exit_code_for`.
+Each class carries its exit code (``exit_code``, inherited unless set); :func:`exit_code_for`
+gives the code of any exception — the CLI exits with it, and a run records it in its summary.
 This module imports nothing but the standard library, so the pure core may raise
 :class:`PayloadError`.
 """

@@ -76,7 +76,7 @@ BOUNDS: dict[str, Bound] = {
     "total_deadline": _seconds(),
     "max_body_bytes": Bound(1024, _GIB),
     "max_challenges": Bound(1, 100),
-    # Budgets of what one thread's responses become (core/budgets.py).
+    # Budgets of what one thread's responses become (core/thread/budgets.py).
     "max_thread_entries": Bound(1, 10_000_000),
     "max_thread_turns": Bound(1, 1_000_000),
     "max_thread_blocks": Bound(1, 10_000_000),

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import orjson
 import structlog
 
-from pplx_archiver.core.alerts import KINDS
+from pplx_archiver.core.findings.alerts import KINDS
 
 MASK = "***"
 

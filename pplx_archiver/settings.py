@@ -16,8 +16,8 @@ from typing import Any
 
 import platformdirs
 
-from pplx_archiver.core.budgets import DEFAULTS as BUDGETS
-from pplx_archiver.core.budgets import Budgets
+from pplx_archiver.core.thread.budgets import DEFAULTS as BUDGETS
+from pplx_archiver.core.thread.budgets import Budgets
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.limits import SETTING_FIELDS, check
 
@@ -71,7 +71,7 @@ class Settings:
     # machine of several cores), "on" (always a process of its own) or "off" (a thread).
     writer_process: str = "auto"
     max_challenges: int = 5
-    # Budgets of what one thread's responses become (core/budgets.py, issue 44).
+    # Budgets of what one thread's responses become (core/thread/budgets.py, issue 44).
     max_thread_entries: int = BUDGETS["entries"]
     max_thread_turns: int = BUDGETS["turns"]
     max_thread_blocks: int = BUDGETS["blocks"]

@@ -11,7 +11,7 @@ two thousand threads of input pages.
 
     .venv/bin/python scripts/bench_core.py [--threads 2000] [--seed 7]
 
-``--flow`` times the whole per-thread flow instead (``core/flow.py: thread_flow``: the scrub,
+``--flow`` times the whole per-thread flow instead (``core/thread/flow.py: thread_flow``: the scrub,
 every decode, the raw files and the rendering), answering its page needs with the bodies as
 bytes and their parsed values as the shell does (parsed before timing: that is the shell's
 work). ``--flow --ref REV --rounds N`` runs it with the ``pplx_archiver`` package of git
@@ -42,7 +42,7 @@ if __name__ == "__main__" and "--package" in sys.argv:  # a child of --ref: that
     sys.path.insert(0, sys.argv[sys.argv.index("--package") + 1])
 sys.path.insert(1 if "--package" in sys.argv else 0, str(ROOT))
 
-from pplx_archiver.core.model import RenderContext  # noqa: E402
+from pplx_archiver.core.thread.model import RenderContext  # noqa: E402
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -52,7 +52,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def render_report(threads: int, seed: int) -> dict[str, Any]:
     """Render every thread of the simulated account once; the figures of the render core."""
-    from pplx_archiver.core.render import render_thread
+    from pplx_archiver.core.thread.render import render_thread
     from tests.core.simcorpus import account
 
     ctx = RenderContext(exported_at="2026-09-01T00:00:00Z")
@@ -120,8 +120,8 @@ def dump_pages(threads: int, seed: int, dest: Path) -> None:
 
 def flow_ms(pages: Path, repeat: int) -> list[float]:
     """CPU ms per thread of ``thread_flow`` over the dumped pages, ``repeat`` times."""
-    from pplx_archiver.core.flow import PageNeed, thread_flow
-    from pplx_archiver.core.model import ListingRow, SpaceRef
+    from pplx_archiver.core.thread.flow import PageNeed, thread_flow
+    from pplx_archiver.core.thread.model import ListingRow, SpaceRef
 
     ctx = RenderContext(exported_at="2026-09-01T00:00:00Z")
     inputs = []

@@ -34,7 +34,7 @@ from bench_search import _percentiles, corpus, queries  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from pplx_archiver.core.prose import ThreadProse  # noqa: E402
+from pplx_archiver.core.thread.prose import ThreadProse  # noqa: E402
 from pplx_archiver.shell.archive import search, search_index  # noqa: E402
 from pplx_archiver.shell.archive.store import Archive  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/bench_scan.py [--repeat N] [--baseline PATH]``. Each figure is the best
 of N rounds of CPU time over every ``tests/core/golden/*.md`` file. ``--baseline`` names
-another checkout's ``core/markdown.py`` whose ``_scan`` (the former single-function scanner)
+another checkout's ``core/thread/markdown.py`` whose ``_scan`` (the former single-function scanner)
 is timed in the same run; its classification must equal ``scan_blocks``'s line for line.
 """
 
@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from markdown_it import MarkdownIt  # noqa: E402
 
-from pplx_archiver.core.markdown_blocks import scan_blocks  # noqa: E402
+from pplx_archiver.core.thread.markdown_blocks import scan_blocks  # noqa: E402
 
 
 def _best(call: Callable[[], Any], repeat: int) -> float:

@@ -35,8 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pplx_archiver.core.prose import ThreadProse, TurnProse, joined  # noqa: E402
-from pplx_archiver.core.timeparse import iso  # noqa: E402
+from pplx_archiver.core.thread.prose import ThreadProse, TurnProse, joined  # noqa: E402
+from pplx_archiver.core.thread.timeparse import iso  # noqa: E402
 from pplx_archiver.shell.archive import search, search_index  # noqa: E402
 from pplx_archiver.shell.archive.store import Archive  # noqa: E402
 from pplx_archiver.sim.account import WORDS, plan_thread  # noqa: E402

@@ -1,6 +1,6 @@
 """The archive writer's CPU per thread: commits of simulated threads into a fresh archive.
 
-Builds every thread's plan once per process (``core/flow.py: thread_flow`` over the
+Builds every thread's plan once per process (``core/thread/flow.py: thread_flow`` over the
 simulator's pages, assets off; not timed), then commits them all into a new archive with
 group commit, as a run's writer does (``Archive.commit``, then ``flush_done`` every 64
 threads), and prints JSON: user and system CPU milliseconds per thread (``os.times``).
@@ -40,9 +40,9 @@ GROUP = 64  # threads per group commit, as a run's writer
 
 def _plans(pages: Path) -> list[Any]:
     """Every thread's ThreadCommit, built with the package on the path (not timed)."""
-    from pplx_archiver.core.flow import PageNeed, thread_flow
-    from pplx_archiver.core.model import ListingRow, RenderContext, SpaceRef
-    from pplx_archiver.core.writes import ThreadCommit
+    from pplx_archiver.core.archive.writes import ThreadCommit
+    from pplx_archiver.core.thread.flow import PageNeed, thread_flow
+    from pplx_archiver.core.thread.model import ListingRow, RenderContext, SpaceRef
 
     ctx = RenderContext(exported_at="2026-09-01T00:00:00Z")
     plans = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from pplx_archiver.core.model import ListingRow, RenderResult
-from pplx_archiver.core.writes import StagedFile, ThreadCommit
+from pplx_archiver.core.archive.writes import StagedFile, ThreadCommit
+from pplx_archiver.core.thread.model import ListingRow, RenderResult
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.archive.writer import CommitOutcome
 

@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 import typer
 
 from pplx_archiver import logconfig
-from pplx_archiver.core.writes import RunOutcome
+from pplx_archiver.core.archive.writes import RunOutcome
 from pplx_archiver.errors import EXIT_INTERRUPTED, EXIT_OK, PplxError, exit_code_for
 from pplx_archiver.shell.archive.index import Index, RunRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive

@@ -148,7 +148,7 @@ def run_logging(
     path = logs.absolute() / f"{command}-{utc_stamp()}.jsonl"
     CURRENT_LOG_FILE.set(path)
     logconfig.register_secret(settings.session_token)
-    from pplx_archiver.core.writes import RunLog
+    from pplx_archiver.core.archive.writes import RunLog
     from pplx_archiver.shell.archive.writer import ArchiveWriter
 
     try:  # opened by the archive's writer (the folder made first)

@@ -21,7 +21,7 @@ from pplx_archiver.cli._options import (
     check_since,
 )
 from pplx_archiver.cli._run import CommonOptions, fail, run_cli
-from pplx_archiver.core.model import MODES
+from pplx_archiver.core.thread.model import MODES
 from pplx_archiver.errors import ConfigError
 
 OUT = typer.Option(

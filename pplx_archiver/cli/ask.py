@@ -30,8 +30,8 @@ from pplx_archiver.cli._options import (
     bounded,
 )
 from pplx_archiver.cli._run import fail, run_logging
-from pplx_archiver.core.asking import ASK_MODES, RECENCY, SOURCES, table_lines
-from pplx_archiver.core.stream import AskResult
+from pplx_archiver.core.ask.asking import ASK_MODES, RECENCY, SOURCES, table_lines
+from pplx_archiver.core.ask.stream import AskResult
 from pplx_archiver.errors import EXIT_INTERRUPTED, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 
@@ -234,7 +234,7 @@ def ask(
       pplx-ask ask "What is the capital of Australia?" -o archive
       echo "Rust or Go?" | pplx-ask ask - -m council --model gpt55_thinking --model gemini31pro_high
     """
-    from pplx_archiver.shell.run.ask import AskOptions, NoView, run_ask
+    from pplx_archiver.shell.ask.ask import AskOptions, NoView, run_ask
 
     bad = [s for s in _split(sources) if s not in SOURCES]
     if bad:
@@ -322,7 +322,7 @@ def models(
       pplx-ask models -o archive
       pplx-ask models --refresh -o archive
     """
-    from pplx_archiver.shell.run.ask import run_models
+    from pplx_archiver.shell.ask.ask import run_models
 
     try:
         settings = _settings(**locals())
@@ -351,7 +351,7 @@ def mark_read(
     Examples:
       pplx-ask mark-read 0e2853b4-0848-45c8-acd0-376969f75470
     """
-    from pplx_archiver.shell.run.ask import run_mark_read
+    from pplx_archiver.shell.ask.ask import run_mark_read
 
     try:
         settings = _settings(**locals())
@@ -380,7 +380,7 @@ def space_create(
     Examples:
       pplx-ask space-create "Reading list"
     """
-    from pplx_archiver.shell.run.ask import run_space_create
+    from pplx_archiver.shell.ask.ask import run_space_create
 
     if not title.strip():
         raise typer.BadParameter("TITLE is empty")

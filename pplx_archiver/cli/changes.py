@@ -17,7 +17,7 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded, check_since
 from pplx_archiver.cli.history import JSON, OUT, _archive, _print, printable
-from pplx_archiver.core.alerts import KINDS
+from pplx_archiver.core.findings.alerts import KINDS
 from pplx_archiver.errors import ConfigError, PplxError
 from pplx_archiver.shell.archive.files import check_relative
 from pplx_archiver.shell.archive.store import Archive

@@ -19,12 +19,12 @@ import platformdirs
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.core import schedule as text
+from pplx_archiver.core.schedules import schedule as text
 from pplx_archiver.errors import ConfigError, PplxError, ScheduleError
 from pplx_archiver.settings import APP_DIR_NAME, load_settings
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.store import INDEX_DIR
-from pplx_archiver.shell.run import schedule as sched
+from pplx_archiver.shell.timers import schedule as sched
 
 schedule_app = typer.Typer(
     help="Run `pplx-export sync` on a schedule (systemd user timer or crontab).",

@@ -18,8 +18,8 @@ from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import run_logging
-from pplx_archiver.core.model import MODES
-from pplx_archiver.core.writes import SearchRebuild
+from pplx_archiver.core.archive.writes import SearchRebuild
+from pplx_archiver.core.thread.model import MODES
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,

@@ -14,7 +14,7 @@ import typer
 
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._run import fail
-from pplx_archiver.core.vault import FLAVORS
+from pplx_archiver.core.vault.vault import FLAVORS
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.store import INDEX_DIR

@@ -28,9 +28,9 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
-from pplx_archiver.core.decode import decode_thread
-from pplx_archiver.core.render import render_parts
-from pplx_archiver.core.writes import SiteFiles
+from pplx_archiver.core.archive.writes import SiteFiles
+from pplx_archiver.core.thread.decode import decode_thread
+from pplx_archiver.core.thread.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.store import (

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from pplx_archiver.core.render import ThreadParts
-from pplx_archiver.core.timeparse import iso
-from pplx_archiver.core.values import Thread
+from pplx_archiver.core.thread.render import ThreadParts
+from pplx_archiver.core.thread.timeparse import iso
+from pplx_archiver.core.thread.values import Thread
 from pplx_archiver.site import insights_charts as charts
 from pplx_archiver.site.insights_charts import LIST_PAGE, UNKNOWN, Facts, Lists
 from pplx_archiver.site.pages import INSIGHTS, ThreadMeta, finish, head, nav

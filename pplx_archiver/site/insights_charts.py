@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from pplx_archiver.core.model import MODES
+from pplx_archiver.core.thread.model import MODES
 from pplx_archiver.site import svg
 from pplx_archiver.site.pages import SPACES_DIR, ThreadMeta
 

@@ -1,7 +1,7 @@
 """The static site's pages as values: thread, index and space pages (the search index is
 ``offline_search``'s, the insights ``insights``').
 
-Pure: decoded threads (:class:`~pplx_archiver.core.render.ThreadParts`) and index rows in,
+Pure: decoded threads (:class:`~pplx_archiver.core.thread.render.ThreadParts`) and index rows in,
 HTML/JS bytes out; no I/O. Every piece of untrusted text goes through :func:`html.escape` or
 :func:`~pplx_archiver.site.markup.render_markdown`. Each page carries a strict
 Content-Security-Policy: scripts and styles only from the site's own files, nothing else
@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from pplx_archiver.core.render import ThreadParts, TurnParts
-from pplx_archiver.core.values import WebResult
+from pplx_archiver.core.thread.render import ThreadParts, TurnParts
+from pplx_archiver.core.thread.values import WebResult
 from pplx_archiver.site.markup import render_markdown, safe_url
 
 CSP = (

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import RawPage, RenderContext, ThreadInput
+from pplx_archiver.core.thread.model import RawPage, RenderContext, ThreadInput
 
 CTX = RenderContext(exported_at="2026-09-01T00:00:00Z")
 

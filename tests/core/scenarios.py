@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pplx_archiver.core.model import ThreadInput
+from pplx_archiver.core.thread.model import ThreadInput
 from tests.core import builders as b
 
 AWAIT = "WORKFLOW_AWAITING_NEXT_STEPS"

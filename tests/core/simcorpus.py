@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import httpx
 
-from pplx_archiver.core.model import ListingRow, RawPage, SpaceRef, ThreadInput
-from pplx_archiver.core.render import needs_blocks
+from pplx_archiver.core.thread.model import ListingRow, RawPage, SpaceRef, ThreadInput
+from pplx_archiver.core.thread.render import needs_blocks
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.server import create_app
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pplx_archiver.core.timeparse import parse_ts
+from pplx_archiver.core.thread.timeparse import parse_ts
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 from tests.e2e.conftest import run_cli, sim_args, sim_get, sim_post

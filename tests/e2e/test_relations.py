@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, ThreadInput
-from pplx_archiver.core.rawfile import encode_raw_pages
-from pplx_archiver.core.render import render_thread
+from pplx_archiver.core.thread.model import ListingRow, RawPage, RenderContext, ThreadInput
+from pplx_archiver.core.thread.rawfile import encode_raw_pages
+from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.relations import stored_edges
 from tests.commit_door import commit_thread

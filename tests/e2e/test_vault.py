@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pplx_archiver.core.vault import BEGIN, END
+from pplx_archiver.core.vault.vault import BEGIN, END
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import RunningSim, serve_in_thread
 from tests.e2e.conftest import run_cli, sim_args, sim_get, sim_post

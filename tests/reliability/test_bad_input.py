@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pplx_archiver.core.assets import extract_assets
-from pplx_archiver.core.model import RawPage, RenderContext, ThreadInput
-from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
-from pplx_archiver.core.render import needs_blocks, render_thread
+from pplx_archiver.core.thread.assets import extract_assets
+from pplx_archiver.core.thread.model import RawPage, RenderContext, ThreadInput
+from pplx_archiver.core.thread.rawfile import decode_raw_pages, encode_raw_pages
+from pplx_archiver.core.thread.render import needs_blocks, render_thread
 from pplx_archiver.errors import PayloadError, TransientError
 from pplx_archiver.shell.net.http import map_response
 from pplx_archiver.sim.config import SimConfig

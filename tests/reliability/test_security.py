@@ -25,7 +25,7 @@ import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pplx_archiver.core.layout import safe_component, thread_dir_name
+from pplx_archiver.core.thread.layout import safe_component, thread_dir_name
 from pplx_archiver.errors import FetchError, StoreError
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.assets import file_stem

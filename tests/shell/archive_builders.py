@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, ThreadInput
-from pplx_archiver.core.rawfile import decode_raw_pages, encode_raw_pages
-from pplx_archiver.core.render import render_thread
+from pplx_archiver.core.thread.model import ListingRow, RawPage, RenderContext, ThreadInput
+from pplx_archiver.core.thread.rawfile import decode_raw_pages, encode_raw_pages
+from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
 from tests.commit_door import commit_thread
 

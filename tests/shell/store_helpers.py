@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pplx_archiver.core.layout import thread_dir_name
-from pplx_archiver.core.model import RenderResult
-from pplx_archiver.core.rawfile import encode_raw_pages
+from pplx_archiver.core.thread.layout import thread_dir_name
+from pplx_archiver.core.thread.model import RenderResult
+from pplx_archiver.core.thread.rawfile import encode_raw_pages
 from pplx_archiver.shell.archive.store import dump_record
 
 

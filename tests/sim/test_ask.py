@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from pplx_archiver import errors
-from pplx_archiver.core.stream import AskResult, AskStream
+from pplx_archiver.core.ask.stream import AskResult, AskStream
 from pplx_archiver.sim.config import SimConfig
 from tests.sim.conftest import PARAMS, list_all
 

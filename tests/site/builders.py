@@ -8,9 +8,15 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, SpaceRef, ThreadInput
-from pplx_archiver.core.rawfile import encode_raw_pages
-from pplx_archiver.core.render import render_thread
+from pplx_archiver.core.thread.model import (
+    ListingRow,
+    RawPage,
+    RenderContext,
+    SpaceRef,
+    ThreadInput,
+)
+from pplx_archiver.core.thread.rawfile import encode_raw_pages
+from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
 from tests.commit_door import commit_thread
 

@@ -20,7 +20,7 @@ from playwright.sync_api import BrowserContext, Dialog, Page, Route, sync_playwr
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
-from pplx_archiver.core.writes import UsageAnswer
+from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread

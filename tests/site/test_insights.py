@@ -12,7 +12,7 @@ from urllib.parse import unquote
 import orjson
 import pytest
 
-from pplx_archiver.core.writes import UsageAnswer
+from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.site import insights
 from pplx_archiver.site.build import MANIFEST, build_site

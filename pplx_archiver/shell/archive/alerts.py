@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.alerts import fact_key
+from pplx_archiver.core.findings.alerts import fact_key
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.index_schema import dumps, utc_now
 

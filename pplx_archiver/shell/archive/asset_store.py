@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.asset_files import ASSETS_DIR, HEAD_BYTES, MANIFEST, STORED
+from pplx_archiver.core.thread.asset_files import ASSETS_DIR, HEAD_BYTES, MANIFEST, STORED
 
 Locate = Callable[[str], Path | None]
 

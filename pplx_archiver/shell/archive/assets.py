@@ -1,6 +1,6 @@
 """A thread's assets: which versions to fetch or write, where they go, and ``assets/manifest.json``.
 
-:class:`AssetSession` turns the :class:`~pplx_archiver.core.model.AssetRef` versions the core
+:class:`AssetSession` turns the :class:`~pplx_archiver.core.thread.model.AssetRef` versions the core
 found in a thread into an :class:`AssetOutcome`, without touching the thread folder:
 
 - a version whose file is already in the archive with the manifest's size and sha256 (same
@@ -13,8 +13,8 @@ found in a thread into an :class:`AssetOutcome`, without touching the thread fol
 - ``toolu_`` handles and versions with no download channel are recorded, not fetched.
 
 The archive's writer moves the staged files into ``<thread>/assets/`` and writes the manifest
-before it marks the thread done (the :class:`~pplx_archiver.core.writes.ThreadCommit` or
-:class:`~pplx_archiver.core.writes.AssetPlacement` plan), so a crash never leaves a partial
+before it marks the thread done (the :class:`~pplx_archiver.core.archive.writes.ThreadCommit` or
+:class:`~pplx_archiver.core.archive.writes.AssetPlacement` plan), so a crash never leaves a partial
 file in the archive. Names, extensions and the manifest are the core's (``asset_files``).
 A failed version (too large is final) makes the thread's assets incomplete (the index
 records ``assets_complete: false``; the next run retries). Log events: ``ASSET_URL_REFRESHED``,
@@ -39,7 +39,8 @@ import anyio
 import httpx
 import structlog
 
-from pplx_archiver.core.asset_files import (
+from pplx_archiver.core.archive.writes import StagedFile
+from pplx_archiver.core.thread.asset_files import (
     FAILED,
     HANDLE,
     HEAD_BYTES,
@@ -57,11 +58,10 @@ from pplx_archiver.core.asset_files import (
     refreshed_url,
     status_counts,
 )
-from pplx_archiver.core.asset_files import INCOMPLETE as INCOMPLETE
-from pplx_archiver.core.asset_files import file_stem as file_stem
-from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.model import AssetFile, AssetRef
-from pplx_archiver.core.writes import StagedFile
+from pplx_archiver.core.thread.asset_files import INCOMPLETE as INCOMPLETE
+from pplx_archiver.core.thread.asset_files import file_stem as file_stem
+from pplx_archiver.core.thread.layout import safe_component
+from pplx_archiver.core.thread.model import AssetFile, AssetRef
 from pplx_archiver.errors import FetchError, NotFoundError
 from pplx_archiver.shell.archive.asset_store import Locate, archive_locator, reusable
 from pplx_archiver.shell.archive.asset_store import read_manifest as read_manifest

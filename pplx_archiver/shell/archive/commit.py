@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pplx_archiver.core.asset_files import INCOMPLETE
-from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.core.archive.writes import ThreadCommit
+from pplx_archiver.core.thread.asset_files import INCOMPLETE
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.files import (
     ASSETS_DIR,

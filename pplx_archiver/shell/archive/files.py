@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import ListingRow, SpaceRef
+from pplx_archiver.core.thread.model import ListingRow, SpaceRef
 from pplx_archiver.errors import StoreError
 
 RAW_ENTRIES = "raw_entries.json"

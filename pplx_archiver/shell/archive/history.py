@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pplx_archiver.core.layout import normalize_timestamp_key
-from pplx_archiver.core.revisions import (
+from pplx_archiver.core.archive.writes import ThreadCommit
+from pplx_archiver.core.thread.layout import normalize_timestamp_key
+from pplx_archiver.core.thread.revisions import (
     compare,
     rewrite_findings,
     safe_digest,
@@ -35,7 +36,6 @@ from pplx_archiver.core.revisions import (
     sha256,
     split_chunks,
 )
-from pplx_archiver.core.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.files import RAW_BLOCKS, RAW_ENTRIES, RAW_FILES
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.layout import normalize_timestamp_key
+from pplx_archiver.core.thread.layout import normalize_timestamp_key
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive import index_schema as sch
 from pplx_archiver.shell.archive.index_modes import ModeMemoTable

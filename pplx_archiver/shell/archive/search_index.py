@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 import structlog
 
-from pplx_archiver.core.prose import ThreadProse, TurnProse
+from pplx_archiver.core.thread.prose import ThreadProse, TurnProse
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.index import HookFailed
 from pplx_archiver.shell.archive.search_grams import UNINDEXED, fold, gram_tokens, short_text

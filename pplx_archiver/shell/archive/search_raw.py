@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from pplx_archiver.core.prose import FIELDS
+from pplx_archiver.core.thread.prose import FIELDS
 from pplx_archiver.errors import SearchQueryError
 from pplx_archiver.shell.archive.search_grams import GramQuery, fold, query_grams
 

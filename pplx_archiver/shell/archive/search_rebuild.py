@@ -1,6 +1,6 @@
 """Rebuilding the search index from the archive's raw files (offline, the render core).
 
-The archive's writer applies a :class:`~pplx_archiver.core.writes.SearchRebuild` with
+The archive's writer applies a :class:`~pplx_archiver.core.archive.writes.SearchRebuild` with
 :func:`rebuild`: sent by ``pplx-export search`` when the index is missing, of another version
 or stale (:func:`ensure_ready`; and for ``--rebuild``), and by ``pplx-export reindex``. The
 sender holds the archive's writer lock (``shell/archive/lock.py``): a rebuild writes the index.
@@ -15,8 +15,8 @@ from typing import Any
 
 import structlog
 
-from pplx_archiver.core.prose import ThreadProse
-from pplx_archiver.core.writes import SearchRebuild
+from pplx_archiver.core.archive.writes import SearchRebuild
+from pplx_archiver.core.thread.prose import ThreadProse
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search_index as ix
 
@@ -50,7 +50,7 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
     and its prose indexed; the index is ``stale`` until the last thread is in, so an
     interrupted rebuild starts over next time. ``progress(done, total)`` is called as it goes.
     """
-    from pplx_archiver.core.render import render_thread
+    from pplx_archiver.core.thread.render import render_thread
     from pplx_archiver.shell.archive.fsutil import safe_join
     from pplx_archiver.shell.care.rerender import build_input, context_for
 

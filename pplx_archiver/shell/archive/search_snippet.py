@@ -6,7 +6,7 @@ import bisect
 import unicodedata
 from collections.abc import Sequence
 
-from pplx_archiver.core.prose import FIELDS
+from pplx_archiver.core.thread.prose import FIELDS
 from pplx_archiver.shell.archive.search_grams import fold
 
 SNIPPET_CHARS = 60

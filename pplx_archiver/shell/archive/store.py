@@ -20,9 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.writes import (
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive.writes import (
     Forget,
     ModeMemos,
     NotFound,
@@ -35,6 +34,7 @@ from pplx_archiver.core.writes import (
     Tombstone,
     VariantRecords,
 )
+from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.alerts import AlertBook
 from pplx_archiver.shell.archive.disk import Disk
@@ -233,7 +233,7 @@ class Archive:
 
     def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
         """Make a 404 terminal (``not_found``) when confirmed; False: record a failure instead
-        (see :class:`~pplx_archiver.core.writes.NotFound`)."""
+        (see :class:`~pplx_archiver.core.archive.writes.NotFound`)."""
         return bool(self.writer.apply(NotFound(uuid, error, run_id, immediate)))
 
     def forget(self, uuid: str) -> bool:

@@ -1,6 +1,6 @@
 """The archive's one writer: every change to the archive is a plan it applies.
 
-``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.writes` (thread
+``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.archive.writes` (thread
 files, index rows: ``writer_rows.py``, site files: ``writer_files.py``, a search rebuild) and
 is the only code that writes into the archive (an architecture test enforces it). A
 ``--dry-run`` computes the plan and never calls ``apply``. :meth:`ArchiveWriter.open_log`
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, overload
 
-from pplx_archiver.core.writes import (
+from pplx_archiver.core.archive.writes import (
     AssetPlacement,
     DerivedUpdate,
     Findings,
@@ -121,7 +121,8 @@ class ArchiveWriter:
     def apply(self, plan: RowPlan) -> Any: ...  # see writer_rows.apply_row_plan
 
     def apply(self, plan: Plan) -> Any:
-        """Apply one plan; return what it did (see each plan's ``_apply_…`` method)."""
+        """Apply one plan and return what it did (a ``ThreadCommit`` its :class:`CommitOutcome`,
+        a ``DerivedUpdate`` or ``SiteFiles`` the files written and removed, …: the overloads)."""
         if isinstance(plan, RowPlan):  # index rows only (``writer_rows``)
             return apply_row_plan(self.archive, plan)
         if isinstance(plan, SearchRebuild):  # the sender holds the writer lock

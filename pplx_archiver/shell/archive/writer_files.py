@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO
 
-from pplx_archiver.core.writes import RunLog, SiteFiles
+from pplx_archiver.core.archive.writes import RunLog, SiteFiles
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.files import check_relative
 from pplx_archiver.shell.archive.fsutil import safe_join

@@ -1,7 +1,7 @@
 """The writer's index rebuild (``pplx-export reindex``): a new database, moved over the old.
 
 :meth:`~pplx_archiver.shell.archive.writer.ArchiveWriter.rebuild_index` applies an
-:class:`~pplx_archiver.core.writes.IndexRebuild` with :func:`rebuild_index`; nothing else
+:class:`~pplx_archiver.core.archive.writes.IndexRebuild` with :func:`rebuild_index`; nothing else
 calls it. No :class:`~pplx_archiver.shell.archive.store.Archive` is open meanwhile (the old
 database may be damaged): the new one is written beside it, the registry file repaired,
 then the new database moved over the old one (a damaged one is set aside first).
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pplx_archiver.core.writes import IndexRebuild
+from pplx_archiver.core.archive.writes import IndexRebuild
 from pplx_archiver.shell.archive.files import INDEX_DIR
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.registry import Registry

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pplx_archiver.core.writes import (
+from pplx_archiver.core.archive.writes import (
     Findings,
     Forget,
     ModeMemos,
@@ -82,7 +82,7 @@ def apply_row_plan(archive: Archive, plan: RowPlan) -> Any:
 
 def set_assets_complete(archive: Archive, uuid: str, complete: bool) -> None:
     """Record in the thread's completeness whether all its assets are stored (a row update
-    of :class:`~pplx_archiver.core.writes.AssetPlacement`)."""
+    of :class:`~pplx_archiver.core.archive.writes.AssetPlacement`)."""
     row = archive.index.get(uuid)
     if row is None:
         return

@@ -1,12 +1,12 @@
 """``assets-backfill``: bring the assets of an existing archive up to date from its raw files.
 
 For every thread the index marks done, the asset versions are found again in the stored raw
-files (the render core's :func:`~pplx_archiver.core.assets.extract_assets`) and resolved by an
-:class:`~pplx_archiver.shell.archive.assets.AssetSession`: versions already stored with their sha256
-are kept, inline ones are written from the payload, and — with ``--online`` — the missing
+files (the render core's :func:`~pplx_archiver.core.thread.assets.extract_assets`) and resolved by
+an :class:`~pplx_archiver.shell.archive.assets.AssetSession`: versions already stored with their
+sha256 are kept, inline ones are written from the payload, and — with ``--online`` — the missing
 downloadable ones are fetched (their URLs refreshed first when expired). Offline they are
-recorded as ``missing``. The thread's :class:`~pplx_archiver.core.writes.AssetPlacement` plan
-(files moved in, inline files, the manifest, whether its assets are complete: an incomplete
+recorded as ``missing``. The thread's :class:`~pplx_archiver.core.archive.writes.AssetPlacement`
+plan (files moved in, inline files, the manifest, whether its assets are complete: an incomplete
 thread is retried by the next ``sync``) and then its re-render plan (so ``report.md`` appears)
 go to the archive's writer. Every file is written atomically and only when its bytes change,
 so a second run changes nothing.
@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 import structlog
 
-from pplx_archiver.core.assets import extract_assets
-from pplx_archiver.core.writes import AssetPlacement
+from pplx_archiver.core.archive.writes import AssetPlacement
+from pplx_archiver.core.thread.assets import extract_assets
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
 from pplx_archiver.shell.archive.assets import AssetSession
 from pplx_archiver.shell.archive.index import ThreadRow

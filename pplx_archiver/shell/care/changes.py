@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-from pplx_archiver.core.revisions import EntryDigest, compare, digest, word_diff
-from pplx_archiver.core.timeparse import iso
+from pplx_archiver.core.thread.revisions import EntryDigest, compare, digest, word_diff
+from pplx_archiver.core.thread.timeparse import iso
 from pplx_archiver.errors import ConfigError, PayloadError, StoreError
 from pplx_archiver.shell.archive.files import RAW_BLOCKS, RAW_ENTRIES
 from pplx_archiver.shell.archive.history import all_versions, raw_of
@@ -209,9 +209,9 @@ def incomplete_reason(record: dict[str, Any]) -> str:
 def render_version(archive: Archive, row: ThreadRow, number: int, lang: str | None) -> Any:
     """The render of one stored version (a :class:`RenderResult`), as ``re-render`` would
     render it were it the newest: same listing row, record context and stored reports."""
-    from pplx_archiver.core.model import ThreadInput
-    from pplx_archiver.core.rawfile import decode_raw_pages
-    from pplx_archiver.core.render import render_thread
+    from pplx_archiver.core.thread.model import ThreadInput
+    from pplx_archiver.core.thread.rawfile import decode_raw_pages
+    from pplx_archiver.core.thread.render import render_thread
     from pplx_archiver.shell.care.stored import build_input, context_for
 
     folder = _folder(archive, row)

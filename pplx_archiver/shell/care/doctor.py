@@ -130,7 +130,7 @@ def _last_run(run: Any) -> Check:
 
 def schedule_check(name: str = "pplx-export") -> Check:
     """Whether a schedule of this name is installed (systemd units or a crontab entry)."""
-    from pplx_archiver.shell.run import schedule as sched
+    from pplx_archiver.shell.timers import schedule as sched
 
     host = sched.ScheduleHost(unit_dir=sched.default_unit_dir(os.environ), systemctl=None)
     found: list[str] = []

@@ -10,7 +10,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from pplx_archiver.core.model import MODES
+from pplx_archiver.core.thread.model import MODES
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.shell.care.catalog import ThreadInfo

@@ -20,7 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from pplx_archiver import __version__
-from pplx_archiver.core.model import MODES
+from pplx_archiver.core.thread.model import MODES
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.care.mcp_reader import (
     DEFAULT_TEXT,

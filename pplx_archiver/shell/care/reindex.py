@@ -13,7 +13,7 @@ The walk is public so that other derived indexes can be rebuilt in the same pass
 :func:`walk_threads` yields one :class:`RebuiltThread` per folder and :func:`reindex` passes
 each one to every hook given (``hooks=``) or registered with :func:`register_hook`.
 
-Reindex computes an :class:`~pplx_archiver.core.writes.IndexRebuild` and the archive's
+Reindex computes an :class:`~pplx_archiver.core.archive.writes.IndexRebuild` and the archive's
 writer applies it (``ArchiveWriter.rebuild_index``, no Archive open: the old index may be
 damaged): the new index is written beside the old one and moved over it; the runs table
 and the alerts of a readable old index are carried over (the alerts are facts found by
@@ -37,8 +37,8 @@ from typing import Any
 import orjson
 import structlog
 
-from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.writes import IndexRebuild, SearchRebuild
+from pplx_archiver.core.archive.writes import IndexRebuild, SearchRebuild
+from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.registry import Registry, read_lines, record_key, strip_meta
 from pplx_archiver.shell.archive.search_rebuild import Progress

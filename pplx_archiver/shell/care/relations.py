@@ -3,7 +3,7 @@
 For every thread the index marks done, the stored ``raw_entries.json`` / ``raw_blocks.json``
 are decoded by the render core (the blocks file is skipped when ``thread.json`` records that
 the render used no blocks pages, as ``re-render`` does) and reduced to
-:class:`~pplx_archiver.core.relations.ThreadFacts`; the core builds the edges. The shell
+:class:`~pplx_archiver.core.relations.relations.ThreadFacts`; the core builds the edges. The shell
 hands ``relations/edges.jsonl`` and ``relations/graph.md`` (unchanged bytes are not
 rewritten) and the ``relations`` table of the index, replaced in one transaction, to the
 archive's writer (``RootFiles``, ``RelationEdges``), so
@@ -21,11 +21,11 @@ from typing import Any
 import orjson
 import structlog
 
-from pplx_archiver.core import relations as graph
-from pplx_archiver.core.decode import decode_thread
-from pplx_archiver.core.model import RawPage
-from pplx_archiver.core.rawfile import decode_raw_pages
-from pplx_archiver.core.writes import RelationEdges, RootFiles
+from pplx_archiver.core.archive.writes import RelationEdges, RootFiles
+from pplx_archiver.core.relations import relations as graph
+from pplx_archiver.core.thread.decode import decode_thread
+from pplx_archiver.core.thread.model import RawPage
+from pplx_archiver.core.thread.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.store import (

@@ -1,13 +1,13 @@
 """Offline re-render: rebuild every derived file of the archive from its stored raw files.
 
 No network: this module never builds an HTTP client. For each thread marked done it reads
-``raw_entries.json`` / ``raw_blocks.json`` (:func:`~pplx_archiver.core.rawfile.decode_raw_pages`),
-rebuilds the :class:`ThreadInput` (listing row from the index, else from ``thread.json``;
-report bytes from ``assets/`` through its manifest) and a :class:`RenderContext` carrying the
-stored ``exported_at`` and ``remote_deleted``, so an unchanged archive renders to the same
-bytes. Workers (processes, ``--jobs``) render and compare; they return only the files whose
-bytes differ, and the parent writes them atomically. ``verify`` uses the same machinery with
-``dry_run``.
+``raw_entries.json`` / ``raw_blocks.json``
+(:func:`~pplx_archiver.core.thread.rawfile.decode_raw_pages`), rebuilds the :class:`ThreadInput`
+(listing row from the index, else from ``thread.json``; report bytes from ``assets/`` through its
+manifest) and a :class:`RenderContext` carrying the stored ``exported_at`` and ``remote_deleted``,
+so an unchanged archive renders to the same bytes. Workers (processes, ``--jobs``) render and
+compare; they return only the files whose bytes differ, and the parent writes them atomically.
+``verify`` uses the same machinery with ``dry_run``.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import Any
 
 import structlog
 
-from pplx_archiver.core.model import (
+from pplx_archiver.core.archive.writes import DerivedUpdate
+from pplx_archiver.core.thread.model import (
     RenderContext,
     RenderResult,
     ThreadInput,
 )
-from pplx_archiver.core.writes import DerivedUpdate
 from pplx_archiver.errors import PayloadError, PplxError
 from pplx_archiver.shell.archive.files import THREAD_JSON, derived_files_on_disk
 from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
@@ -113,7 +113,7 @@ Renderer = Callable[[ThreadInput, RenderContext], RenderResult]
 
 def core_renderer() -> Renderer:
     """The render core's entry point (imported late: workers import it themselves)."""
-    from pplx_archiver.core.render import render_thread
+    from pplx_archiver.core.thread.render import render_thread
 
     return render_thread
 

@@ -13,7 +13,7 @@ import dataclasses
 from collections import Counter
 from typing import Any
 
-from pplx_archiver.core.relations import counts as relation_counts
+from pplx_archiver.core.relations.relations import counts as relation_counts
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, ThreadRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.archive.terminal_log import TERMINAL_LOG, read_terminal_log

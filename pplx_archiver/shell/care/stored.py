@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.model import (
+from pplx_archiver.core.thread.model import (
     AssetFile,
     ListingRow,
     RawPage,
@@ -20,7 +20,7 @@ from pplx_archiver.core.model import (
     SpaceRef,
     ThreadInput,
 )
-from pplx_archiver.core.rawfile import decode_raw_pages
+from pplx_archiver.core.thread.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, StoreError
 from pplx_archiver.shell.archive.files import (
     ASSETS_DIR,

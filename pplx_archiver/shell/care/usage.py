@@ -19,7 +19,7 @@ from typing import Any
 
 import structlog
 
-from pplx_archiver.core.writes import UsageAnswer
+from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.errors import FetchError, ForbiddenError, PayloadError, StoreError
 from pplx_archiver.shell.archive.registry import utc_now
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
@@ -56,7 +56,7 @@ class UsageSummary:
 
 class UsageStore:
     """The ``usage`` table of the index, read only (the writer records the answers:
-    :class:`~pplx_archiver.core.writes.UsageAnswer`)."""
+    :class:`~pplx_archiver.core.archive.writes.UsageAnswer`)."""
 
     def __init__(self, db_path: Path) -> None:
         self.path = db_path

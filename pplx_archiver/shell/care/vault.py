@@ -20,9 +20,9 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core import relations as graph
-from pplx_archiver.core import vault as notes
-from pplx_archiver.core.vault_names import safe_stem, unique_names
+from pplx_archiver.core.relations import relations as graph
+from pplx_archiver.core.vault import vault as notes
+from pplx_archiver.core.vault.vault_names import safe_stem, unique_names
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.care import relations
 from pplx_archiver.shell.care.catalog import Catalog, ThreadInfo, read_record

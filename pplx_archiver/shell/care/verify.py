@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.rawfile import decode_raw_pages
-from pplx_archiver.core.writes import DerivedUpdate
+from pplx_archiver.core.archive.writes import DerivedUpdate
+from pplx_archiver.core.thread.layout import safe_component
+from pplx_archiver.core.thread.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, StoreError
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, safe_join
 from pplx_archiver.shell.archive.history import HISTORY_DIR

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pplx_archiver.core.layout import safe_component
+from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.errors import ConfigError, LoggedOutError
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.net.auth import (

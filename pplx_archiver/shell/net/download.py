@@ -44,7 +44,7 @@ from urllib.parse import parse_qsl, urlsplit
 import anyio
 import httpx
 
-from pplx_archiver.core.asset_files import HEAD_BYTES
+from pplx_archiver.core.thread.asset_files import HEAD_BYTES
 from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
 from pplx_archiver.shell.net.ratelimit import RateLimiter

@@ -1,6 +1,6 @@
 """The account's library listing (REST or GraphQL) and its spaces, as ListingRow streams.
 
-:func:`iter_threads` yields one :class:`~pplx_archiver.core.model.ListingRow` per thread,
+:func:`iter_threads` yields one :class:`~pplx_archiver.core.thread.model.ListingRow` per thread,
 newest first, each thread once. Both listers yield the same rows (the raw ``mode`` and
 update-time strings differ by source: REST ``last_query_datetime`` is naive ISO, GraphQL
 ``updatedAt`` ends in ``Z``).
@@ -33,7 +33,7 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
-from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.thread.model import ListingRow
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.shell.net.listing_rows import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from pplx_archiver.core.model import ListingRow, SpaceRef
+from pplx_archiver.core.thread.model import ListingRow, SpaceRef
 from pplx_archiver.errors import FetchError, PayloadError
 from pplx_archiver.logconfig import get_logger
 

@@ -13,7 +13,7 @@ rate it came at are an eighth as large (the server's limit is about there: probi
 avoids a throttle every few seconds). The clock and the sleep are injected,
 so tests drive the limiter in zero time and assert exact waits.
 
-A 429 is answered by :meth:`RateLimiter.on_rate_limited` instead (issue 14): it does not
+A 429 is answered by :meth:`RateLimiter.on_rate_limited` instead: it does not
 pause everyone. The limiter *learns* the server's limit from the successes it saw in the last
 ``learn_window`` seconds — the rate the server actually granted — and continues just below
 it; the refused request alone waits its ``Retry-After``. One cut per episode; just above the

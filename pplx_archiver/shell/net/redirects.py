@@ -1,4 +1,4 @@
-"""Where a CDN download may be redirected (issue 44).
+"""Where a CDN download may be redirected.
 
 A signed asset URL answers with the file, or redirects to where it is stored: CloudFront to
 S3, a Perplexity host to its CDN. A redirect anywhere else (a host an answer or a proxy

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import orjson
 
-from pplx_archiver.core.budgets import body_values
+from pplx_archiver.core.thread.budgets import body_values
 from pplx_archiver.errors import (
     BodyTooLargeError,
     BudgetError,

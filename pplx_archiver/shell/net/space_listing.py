@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
-from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.thread.model import ListingRow
 from pplx_archiver.errors import ConfigError, ForbiddenError, PayloadError
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.shell.net.cookies import session_era

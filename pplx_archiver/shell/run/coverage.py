@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pplx_archiver.core.timeparse import parse_ts
+from pplx_archiver.core.thread.timeparse import parse_ts
 from pplx_archiver.shell.archive.index_schema import INCOMPLETE_WHERE
 from pplx_archiver.shell.archive.store import Archive
 

@@ -3,14 +3,14 @@
 Candidates are threads the index holds as ``done`` whose uuid the current, complete listing
 does not contain. Offline they are only reported. Online each is confirmed with one thread
 request: ``ENTRY_DELETED`` / ``ENTRY_EXPIRED`` / 404 confirm it (a
-:class:`~pplx_archiver.core.writes.Tombstone` plan for the archive's writer: ``remote_deleted``
-is written into its ``thread.json`` once and the index marks it terminal); a thread that
-answers is a false positive; a server or network error leaves it for the next run (after
+:class:`~pplx_archiver.core.archive.writes.Tombstone` plan for the archive's writer:
+``remote_deleted`` is written into its ``thread.json`` once and the index marks it terminal); a
+thread that answers is a false positive; a server or network error leaves it for the next run (after
 :data:`CHECK_ATTEMPTS` attempts, not the whole retry policy). Archive files are never deleted
 or moved. An empty listing while the archive holds threads means a broken
 session, never "everything was deleted".
 
-The shrink guard (:mod:`pplx_archiver.core.shrink`) judges every complete listing first:
+The shrink guard (:mod:`pplx_archiver.core.findings.shrink`) judges every complete listing first:
 when it lacks more than 5 % (and at least 10) of the threads the archive knows for the
 account, ``LISTING_SHRANK`` is logged, nothing is confirmed or tombstoned, and the run ends
 with :class:`~pplx_archiver.errors.ListingShrankError` (exit 8) unless ``--accept-shrink``.
@@ -26,8 +26,8 @@ from typing import IO, Any
 
 import structlog
 
-from pplx_archiver.core.shrink import KNOWN_STATUSES, ListingShrink, judge_listing
-from pplx_archiver.core.writes import Findings, Tombstone
+from pplx_archiver.core.archive.writes import Findings, Tombstone
+from pplx_archiver.core.findings.shrink import KNOWN_STATUSES, ListingShrink, judge_listing
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,

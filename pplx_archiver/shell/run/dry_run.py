@@ -1,7 +1,7 @@
 """The archive a ``batch``/``sync``/``export --dry-run`` decides against, without writing.
 
 A dry run lists the account and prints what a run would fetch; it writes nothing into the
-archive (issue 40): no index, no log, no run row. It reads an existing index read-only (so
+archive: no index, no log, no run row. It reads an existing index read-only (so
 an archive the user cannot write will do); where there is no archive yet, every listed thread
 is new, and the decisions are made against an empty index in a scratch folder outside the
 archive, removed when the run closes it.

@@ -1,9 +1,9 @@
 """``--mode`` and ``--since`` of one run: the threads to fetch that are left out unfetched.
 
-The decisions are the render core's (:mod:`pplx_archiver.core.plan`); this module asks the
+The decisions are the render core's (:mod:`pplx_archiver.core.archive.plan`); this module asks the
 store for what it remembers, counts what was left out, and records the threads a run fetched
 and found of another mode, so that the next run with ``--mode`` makes no request for them
-while they stay unchanged (issue 37).
+while they stay unchanged.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.model import ListingRow
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.thread.model import ListingRow
 from pplx_archiver.shell.run.run_types import RunOptions, RunSummary
 
 # The listing stops after this many threads in a row listed as updated before ``--since``

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
-from pplx_archiver.core.schedule import mask_url
+from pplx_archiver.core.schedules.schedule import mask_url
 from pplx_archiver.errors import ConfigError
 from pplx_archiver.shell.archive.fsutil import write_atomic
 from pplx_archiver.shell.archive.index import RunRow

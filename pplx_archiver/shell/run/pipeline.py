@@ -1,9 +1,9 @@
 """One thread end to end: fetch its pages, decide on blocks, fetch assets, render, return.
 
-Every decision is the core's (:func:`~pplx_archiver.core.flow.thread_flow`: paging, whether
+Every decision is the core's (:func:`~pplx_archiver.core.thread.flow.thread_flow`: paging, whether
 the schematized pages are needed, which assets exist, the rendering); this module only makes
 the requests the flow asks for and hands back each body's parsed value and bytes.
-Assets (issue 8): when the run installed an
+Assets: when the run installed an
 :class:`~pplx_archiver.shell.archive.assets.AssetSession` (or one is passed), the asset versions the
 core finds are resolved in the same pass — downloaded into staging, reused, or written from
 the payload — and the thread is rendered once, with the report versions as ``downloads`` so
@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
-from pplx_archiver.core.budgets import Budgets
-from pplx_archiver.core.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
-from pplx_archiver.core.model import ListingRow, RawPage, RenderContext, RenderResult
-from pplx_archiver.core.paginate import PagingRecord
-from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.core.archive.writes import ThreadCommit
+from pplx_archiver.core.thread.budgets import Budgets
+from pplx_archiver.core.thread.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
+from pplx_archiver.core.thread.model import ListingRow, RawPage, RenderContext, RenderResult
+from pplx_archiver.core.thread.paginate import PagingRecord
 from pplx_archiver.errors import ConfigError, IdentityMismatchError
 from pplx_archiver.shell.archive.assets import AssetOutcome, AssetSession, current_session
 
@@ -40,7 +40,7 @@ class FetchedPages:
     """All pages of one flavour: decoded for the core, verbatim for the raw file.
 
     ``raw_file`` and ``pages`` hold the bodies with signed-URL credentials masked
-    (:func:`~pplx_archiver.core.scrub.scrub_signed_urls`): that is what is archived and
+    (:func:`~pplx_archiver.core.thread.scrub.scrub_signed_urls`): that is what is archived and
     rendered, online and offline alike.
     """
 
@@ -95,7 +95,7 @@ async def fetch_thread(
     assets: AssetSession | None = None,
     budgets: Budgets | None = None,
 ) -> FetchedThread:
-    """Drive the core's :func:`~pplx_archiver.core.flow.thread_flow` for one thread.
+    """Drive the core's :func:`~pplx_archiver.core.thread.flow.thread_flow` for one thread.
 
     The flow asks for pages (fetched here, answered with the parsed value and the body
     bytes) and for asset versions (resolved by the asset session into staging); it returns

@@ -13,10 +13,10 @@ from typing import Any, Protocol
 
 import anyio
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.budgets import Budgets
-from pplx_archiver.core.model import ListingRow
-from pplx_archiver.core.writes import ThreadCommit
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive.writes import ThreadCommit
+from pplx_archiver.core.thread.budgets import Budgets
+from pplx_archiver.core.thread.model import ListingRow
 from pplx_archiver.errors import AuthError, ChallengeAbort, PplxError
 
 # The writer makes written threads durable with one file-system sync per batch (group commit)
@@ -155,7 +155,7 @@ def commit_online(store: Any, plan: ThreadCommit) -> Mapping[str, Any]:
     """Commit a thread the run fetched, then register its answer variants (source
     ``online``): both before a group commit can mark it done, for a thread done without its
     records would never get them (the next run skips it). The one order of the scheduler's
-    own writer and of the writer process (:mod:`~pplx_archiver.shell.run.writer_child`)."""
+    own writer and of the writer process (:mod:`~pplx_archiver.shell.writer.writer_child`)."""
     fields: Mapping[str, Any] = store.commit(plan)
     if plan.result.variants:
         store.register_variants(plan.result.variants, "online", plan.run_id)

@@ -19,10 +19,10 @@ import anyio
 import httpx
 import structlog
 
-from pplx_archiver.core.layout import safe_component
-from pplx_archiver.core.model import ListingRow
-from pplx_archiver.core.shrink import ListingShrink
-from pplx_archiver.core.timeparse import parse_ts
+from pplx_archiver.core.findings.shrink import ListingShrink
+from pplx_archiver.core.thread.layout import safe_component
+from pplx_archiver.core.thread.model import ListingRow
+from pplx_archiver.core.thread.timeparse import parse_ts
 from pplx_archiver.errors import (
     ConfigError,
     IndexCorruptError,
@@ -47,11 +47,11 @@ from pplx_archiver.shell.run.deletions import (
     settle,
 )
 from pplx_archiver.shell.run.dry_run import dry_run_archive
-from pplx_archiver.shell.run.offload import offload_for
 from pplx_archiver.shell.run.pipeline import row_from_arg, thread_id_from_arg
 from pplx_archiver.shell.run.progress import ProgressView, summary_text
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from pplx_archiver.shell.run.spaces import SpacesHook
+from pplx_archiver.shell.writer.offload import offload_for
 
 log = structlog.get_logger()
 
@@ -178,7 +178,7 @@ class _RunState:
 
     summary: RunSummary
     listing_finished: bool = False
-    shrink: ListingShrink | None = None  # the listing shrank (core/shrink.py)
+    shrink: ListingShrink | None = None  # the listing shrank (core/findings/shrink.py)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -24,9 +24,9 @@ import anyio
 import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.model import ListingRow, RenderContext
-from pplx_archiver.core.shrink import KNOWN_STATUSES
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.findings.shrink import KNOWN_STATUSES
+from pplx_archiver.core.thread.model import ListingRow, RenderContext
 from pplx_archiver.errors import (
     AuthError,
     ChallengeAbort,

@@ -14,7 +14,7 @@ the account folder per thread.
 After the run :func:`write_space_pages` hands the archive's writer ``spaces/<slug>.md`` (one
 page per space: title, description, instructions, owner, members, and a table of its threads
 with relative links to their ``conversation.md``) and ``spaces/spaces.json`` under the archive
-root; their content is the core's (:mod:`pplx_archiver.core.space_pages`, deterministic).
+root; their content is the core's (:mod:`pplx_archiver.core.spaces.space_pages`, deterministic).
 
 Events: ``SPACE_LISTED`` (``slug``, ``threads``, ``others_threads``), ``SPACE_SKIPPED``
 (``slug``, ``reason``), ``SPACES_WRITTEN`` (``spaces``, ``path``).
@@ -27,13 +27,13 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from pplx_archiver.core import plan as planning
-from pplx_archiver.core.members import member_folder
-from pplx_archiver.core.model import ListingRow
-from pplx_archiver.core.space_pages import SPACES_DIR, SpaceInfo, StoredThread, space_files
-from pplx_archiver.core.space_pages import render_space_page as render_space_page
-from pplx_archiver.core.space_pages import space_record as core_space_record
-from pplx_archiver.core.writes import RootFiles, ThreadCommit
+from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive.writes import RootFiles, ThreadCommit
+from pplx_archiver.core.spaces.members import member_folder
+from pplx_archiver.core.spaces.space_pages import SPACES_DIR, SpaceInfo, StoredThread, space_files
+from pplx_archiver.core.spaces.space_pages import render_space_page as render_space_page
+from pplx_archiver.core.spaces.space_pages import space_record as core_space_record
+from pplx_archiver.core.thread.model import ListingRow
 from pplx_archiver.errors import FetchError, PayloadError
 from pplx_archiver.logconfig import get_logger
 from pplx_archiver.shell.net.listing import (
@@ -63,7 +63,7 @@ class SpaceThreads:
 
 
 def author_folder(author: str, own: str | None = None) -> str:
-    """The account folder of another user's threads (see ``core/members.py``)."""
+    """The account folder of another user's threads (see ``core/spaces/members.py``)."""
     return member_folder(author, own=own)
 
 
@@ -257,7 +257,7 @@ class _Writer(Protocol):
 
 
 def space_info(entry: SpaceThreads) -> SpaceInfo:
-    """The core's view of a listed space (:mod:`pplx_archiver.core.space_pages`)."""
+    """The core's view of a listed space (:mod:`pplx_archiver.core.spaces.space_pages`)."""
     space = entry.space
     return SpaceInfo(
         uuid=space.uuid,

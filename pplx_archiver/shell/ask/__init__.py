@@ -1,0 +1,1 @@
+"""Asking: stream one answer, the best-effort steps around it, and the model table."""

@@ -1,0 +1,52 @@
+"""The per-thread budgets (issue 44): counted on each page before decoding, named on breach."""
+
+from __future__ import annotations
+
+import pytest
+
+from pplx_archiver.core.thread.budgets import (
+    Budgets,
+    PageTally,
+    body_values,
+    depth_of,
+    output_bytes,
+)
+from pplx_archiver.errors import BudgetError, PayloadError
+
+
+def test_depth_of_counts_containers_and_stops_early() -> None:
+    assert depth_of(1, 10) == 0
+    assert depth_of({"a": [1, {"b": []}]}, 10) == 4
+    deep: object = []
+    for _ in range(500):
+        deep = [deep]
+    assert depth_of(deep, 20) == 21
+
+
+def test_a_page_tally_checks_entries_blocks_and_depth() -> None:
+    budgets = Budgets(entries=3, blocks=4, depth=8)
+    tally = PageTally()
+    tally.add("t", {"entries": [{"blocks": [1, 2]}, {}]}, budgets)
+    with pytest.raises(BudgetError) as caught:
+        tally.add("t", {"entries": [{"blocks": [1, 2, 3]}]}, budgets)
+    assert caught.value.budget == "blocks"
+    with pytest.raises(BudgetError) as caught:
+        PageTally().add("t", {"entries": [{}] * 4}, budgets)
+    assert caught.value.budget == "entries"
+    assert "entries 4 > 3 (--max-thread-entries)" in str(caught.value)
+    nested: object = {}
+    for _ in range(10):
+        nested = {"x": nested}
+    with pytest.raises(BudgetError, match="depth"):
+        PageTally().add("t", {"entries": [nested]}, budgets)
+
+
+def test_a_budget_error_is_a_payload_error_at_the_thread() -> None:
+    with pytest.raises(PayloadError) as caught:
+        Budgets(turns=1).check("thread-1", "turns", 2)
+    assert caught.value.path == "thread-1"
+
+
+def test_values_and_output_bytes() -> None:
+    assert body_values(b'{"a":[{},{}]}') == 4
+    assert output_bytes({"a": b"12", "b": b"3"}, b"45", None) == 5
