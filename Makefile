@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-history bench-site bench-mcp soak clean
+.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-history bench-site bench-scale bench-scale-offline bench-mcp soak clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required (set PYTHON=...)")'
@@ -72,6 +72,18 @@ bench-history: $(RUN_STAMP)
 
 bench-site: $(RUN_STAMP)
 	$(BIN)/python scripts/bench_site.py --sim 2000
+
+# What grows with the archive outside the harvest, at two account sizes compared in one run
+# (harvest, no-op sync, status/alerts/runs/failed, verify full and sampled): bench/scale.json.
+# SCALE_SIZES=2000,10000 for smaller archives; SCALE_WORK=DIR keeps them (reused next time).
+SCALE_SIZES ?= 10000,100000
+bench-scale: $(RUN_STAMP)
+	$(BIN)/python scripts/bench_scale.py --sizes $(SCALE_SIZES) $(if $(SCALE_WORK),--work $(SCALE_WORK) --reuse)
+
+# site, re-render, reindex, relations at two sizes, the site's search data in Chromium,
+# search by stages: bench/scale-offline.json (docs/dev/benchmarks.md).
+bench-scale-offline: $(DEV_STAMP)
+	$(BIN)/python scripts/bench_scale_offline.py
 
 # The MCP server's tool latency (needs the `mcp` extra, part of the dev install).
 bench-mcp: $(DEV_STAMP)

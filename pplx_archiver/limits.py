@@ -91,6 +91,7 @@ BOUNDS: dict[str, Bound] = {
     "version": Bound(1, 1_000_000),  # a thread's version (history, diff)
     "turn": Bound(1, 1_000_000),  # a turn of a thread (diff --entry)
     "mcp_port": Bound(1, 65_535),  # mcp --http: the loopback port
+    "sample_percent": Bound(0.01, 100.0, integer=False),  # verify --sample
     # The simulator (sim serve, sim truth).
     "sim_threads": Bound(0, 100_000),
     "sim_port": Bound(0, 65_535),

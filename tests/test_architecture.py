@@ -198,6 +198,7 @@ WRITER_MODULES = {
     "shell/archive/index.py": "the writer's database layer: the index connection and its rows",
     "shell/archive/index_schema.py": "the writer's database layer: the schema and migrations",
     "shell/archive/index_modes.py": "the writer's database layer: the mode_memos table",
+    "shell/archive/index_verify.py": "the writer's database layer: the verify_rotation row",
     "shell/archive/alerts.py": "the writer's database layer: the alerts table (Findings)",
     "shell/archive/search_index.py": "the writer's database layer: the search tables",
     "shell/archive/search_rebuild.py": "ArchiveWriter.apply(SearchRebuild)",

@@ -21,7 +21,7 @@ from pplx_archiver.cli._options import (
     check_since,
 )
 from pplx_archiver.cli._run import CommonOptions, fail, run_cli
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import ConfigError
 
 OUT = typer.Option(
@@ -32,7 +32,8 @@ MODE = typer.Option(
     "--mode",
     "-m",
     metavar="MODE",
-    help=f"Only threads of these modes (repeatable): {', '.join(MODES)}; e.g. --mode study. "
+    help="Only threads of these modes (repeatable): "
+    f"{', '.join(mode_table.VIEWS.names)}; e.g. --mode study. "
     "Threads whose mode the listing or an earlier run tells are not fetched.",
 )
 SINCE = typer.Option(
@@ -216,9 +217,10 @@ def _common(**kw: Any) -> CommonOptions:
         retry_failed=kw.pop("retry_failed", False),
     )
     modes = tuple(kw.pop("mode") or ())
-    bad = [m for m in modes if m not in MODES]
+    names = mode_table.VIEWS.names
+    bad = [m for m in modes if m not in names]
     if bad:
-        raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+        raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose from {', '.join(names)}")
     try:
         kw["since"] = check_since(kw.get("since"))
     except ConfigError as exc:

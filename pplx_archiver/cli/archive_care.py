@@ -14,6 +14,7 @@ import sqlite3
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import orjson
 import typer
@@ -29,6 +30,7 @@ from pplx_archiver.cli._options import (
     print_json,
 )
 from pplx_archiver.cli._run import command_scope, project_error
+from pplx_archiver.core.archive.writes import VerifyRotation
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,
@@ -42,6 +44,7 @@ from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care import rerender as rerender_mod
 from pplx_archiver.shell.care import status as status_mod
 from pplx_archiver.shell.care import verify as verify_mod
+from pplx_archiver.shell.care import verify_sample
 from pplx_archiver.shell.run.progress import Meter
 
 OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
@@ -212,6 +215,14 @@ def verify(
         metavar="N",
         help="Worker processes for the re-render check (default: cores).",
     ),
+    sample: float | None = bounded(
+        "sample_percent",
+        None,
+        "--sample",
+        metavar="PERCENT",
+        help="Check only PERCENT % of the threads (at least one): the next ones in a rotation "
+        "recorded in the index, so successive runs cover the whole archive; e.g. --sample 5.",
+    ),
     lang: str | None = typer.Option(
         None,
         "--lang",
@@ -226,25 +237,64 @@ def verify(
     Checks files of every done thread, thread.json against the index, completeness (no
     cursor gap), byte-identical re-render, leftover temp files, duplicate registry lines
     and asset hashes. Also prints how many turns are degraded (partly unreadable payloads,
-    rendered with a note); they are not problems.
+    rendered with a note); they are not problems. With --sample only that share of the
+    threads is checked (the archive-wide checks still run) and the report says how much was
+    covered and when the whole archive last was.
 
     \b
     Examples:
       pplx-export verify -o ~/pplx-archive
       pplx-export verify -o ~/pplx-archive --jobs 1
+      pplx-export verify -o ~/pplx-archive --sample 5
     """
     try:
         settings = _settings(out, lang)
         with _open(settings, read_only=True) as archive:
-            threads = sum(1 for _ in archive.iter_threads("done"))
+            picked = None if sample is None else verify_sample.choose(archive, sample)
+            threads = archive.index.counts().get("done", 0) if picked is None else len(picked.rows)
             with Meter("verify", enabled=False if quiet else None) as meter:
                 problems = verify_mod.verify(
-                    archive, lang=lang, jobs=jobs or os.cpu_count() or 1, progress=meter
+                    archive,
+                    lang=lang,
+                    jobs=jobs or os.cpu_count() or 1,
+                    progress=meter,
+                    rows=None if picked is None else picked.rows,
                 )
             turns, with_degraded = verify_mod.degraded_summary(archive)
+            cover = None if picked is None else verify_sample.report(archive, picked)
+        if picked is not None and cover is not None:
+            cover["recorded"] = _record_rotation(settings, picked.rotation)
     except (PplxError, OSError, sqlite3.Error) as exc:
         _fail(exc)
         return
+    _verify_output(problems, threads, (turns, with_degraded), cover, as_json=as_json)
+
+
+def _record_rotation(settings: Settings, rotation: VerifyRotation) -> bool:
+    """Record where the sample rotation stands, through the writer; False (with a warning)
+    when the archive cannot be written now: the next run then checks the same threads."""
+    from pplx_archiver.shell.archive.lock import writer_lock
+
+    try:
+        with writer_lock(settings.out_dir, "verify"), Archive(settings.out_dir) as archive:
+            archive.writer.apply(rotation)
+    except (PplxError, OSError, sqlite3.Error) as exc:
+        reason = logconfig.redact_text(str(project_error(exc)))
+        sys.stderr.write(f"warning: the sample's rotation position is not recorded: {reason}\n")
+        return False
+    return True
+
+
+def _verify_output(
+    problems: list[verify_mod.Problem],
+    threads: int,
+    degraded: tuple[int, int],
+    cover: dict[str, Any] | None,
+    *,
+    as_json: bool,
+) -> None:
+    turns, with_degraded = degraded
+    code = EXIT_FAILURES if problems else EXIT_OK
     if as_json:
         print_json(
             {
@@ -253,14 +303,17 @@ def verify(
                 "problems": [dataclasses.asdict(p) for p in problems],
                 "degraded_turns": turns,
                 "degraded_threads": with_degraded,
+                "sample": cover,
             }
         )
-        raise typer.Exit(EXIT_FAILURES if problems else EXIT_OK)
+        raise typer.Exit(code)
     for problem in problems:
         typer.echo(problem.line())
     if turns:
         typer.echo(f"verify: {turns} degraded turns in {with_degraded} threads (not a problem)")
+    if cover is not None:
+        typer.echo(verify_sample.line(cover))
     if problems:
         typer.echo(f"verify: {len(problems)} problems in an archive of {threads} threads")
-        raise typer.Exit(EXIT_FAILURES)
+        raise typer.Exit(code)
     typer.echo(f"verify: ok ({threads} threads)")

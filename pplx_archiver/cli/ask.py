@@ -30,8 +30,9 @@ from pplx_archiver.cli._options import (
     bounded,
 )
 from pplx_archiver.cli._run import fail, run_logging
-from pplx_archiver.core.ask.asking import ASK_MODES, RECENCY, SOURCES, table_lines
+from pplx_archiver.core.ask.asking import RECENCY, SOURCES, table_lines
 from pplx_archiver.core.ask.stream import AskResult
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import EXIT_INTERRUPTED, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 
@@ -184,7 +185,8 @@ def ask(
         "--mode",
         "-m",
         metavar="MODE",
-        help=f"{', '.join(ASK_MODES)} [default: search; a follow-up keeps the thread's mode].",
+        help=f"{', '.join(mode_table.VIEWS.ask_modes)} "
+        "[default: search; a follow-up keeps the thread's mode].",
     ),
     model: list[str] | None = typer.Option(
         None, "--model", help="Model id (see `pplx-ask models`); council: give it 2-3 times."
@@ -241,8 +243,9 @@ def ask(
         raise typer.BadParameter(f"unknown source {bad[0]!r}; choose from {', '.join(SOURCES)}")
     if recency is not None and recency.lower() not in RECENCY:
         raise typer.BadParameter(f"--recency {recency!r}: choose from {', '.join(RECENCY)}")
-    if mode is not None and mode not in ASK_MODES:
-        raise typer.BadParameter(f"--mode {mode!r}: choose from {', '.join(ASK_MODES)}")
+    ask_modes = mode_table.VIEWS.ask_modes
+    if mode is not None and mode not in ask_modes:
+        raise typer.BadParameter(f"--mode {mode!r}: choose from {', '.join(ask_modes)}")
     view: Any = None
     try:
         settings = _settings(**locals())

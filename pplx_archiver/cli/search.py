@@ -19,7 +19,7 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded
 from pplx_archiver.cli._run import run_logging
 from pplx_archiver.core.archive.writes import SearchRebuild
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,
@@ -56,7 +56,11 @@ def search(
         help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
     ),
     mode: str | None = typer.Option(
-        None, "--mode", "-m", metavar="MODE", help=f"Only this mode: {', '.join(MODES)}."
+        None,
+        "--mode",
+        "-m",
+        metavar="MODE",
+        help=f"Only this mode: {', '.join(mode_table.VIEWS.names)}.",
     ),
     space: str | None = typer.Option(
         None, "--space", metavar="SLUG", help="Only threads of this space (title or slug)."
@@ -108,8 +112,9 @@ def search(
     try:
         if not query:
             raise ConfigError("search: give the text to find (QUERY)")
-        if mode is not None and mode not in MODES:
-            raise ConfigError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+        names = mode_table.VIEWS.names
+        if mode is not None and mode not in names:
+            raise ConfigError(f"--mode {mode!r}: expected one of {', '.join(names)}")
         filters = search_mod.Filters(
             mode=mode,
             space=space,

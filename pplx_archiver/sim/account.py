@@ -32,6 +32,9 @@ CANCELED = "WORKFLOW_CANCELED"
 AWAITING_USER = "WORKFLOW_AWAITING_USER"
 UNKNOWN_STATUS = "WORKFLOW_PAUSED_FOR_REVIEW"
 
+# The simulator's own account of the modes, written apart from core/thread/mode_table.py on purpose:
+# it plays the service, so the truth it records is independent of the archiver's table, and
+# the agreement tests compare the two (tests/core/test_mode_table.py allows it to list modes).
 SEARCH_MODE = {
     "search": "SEARCH",
     "studio": "STUDIO",

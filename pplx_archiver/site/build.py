@@ -7,10 +7,12 @@ folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-i
 
 Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
 (raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
-the site format and the package version) and its listing row; ``data/<id>.json`` keeps its
-searchable text. A rebuild decodes only threads whose hash moved, removes pages of threads
-that left the archive, and rewrites the index pages and search index (files whose bytes did
-not change are not touched).
+the site format and the package version), the ``stat`` of the hashed files (inode, size,
+mtime: when it has not moved the files are not read again) and its listing row;
+``data/<id>.json`` keeps its searchable text and each turn's search terms. A rebuild decodes
+only threads whose hash moved, removes pages of threads that left the archive, and rewrites
+the index pages and search index from the kept rows and terms (files whose bytes did not
+change are not touched).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import structlog
 
 from pplx_archiver import __version__
 from pplx_archiver.core.archive.writes import SiteFiles
+from pplx_archiver.core.thread import mode_table
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.thread.decode import decode_thread
 from pplx_archiver.core.thread.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
@@ -59,10 +63,10 @@ MANIFEST = "manifest.json"
 DATA_DIR = "data"
 _HASHED = (RAW_ENTRIES, RAW_BLOCKS, THREAD_JSON, f"{ASSETS_DIR}/manifest.json")
 _LINKED = (
-    ("conversation.md", "conversation.md"),
-    ("report.md", "report.md"),
-    ("sources.md", "sources.md"),
-    (THREAD_JSON, "thread.json"),
+    (outputs.CONVERSATION.path, outputs.CONVERSATION.path),
+    (outputs.REPORT.path, outputs.REPORT.path),
+    (outputs.SOURCES_MD.path, outputs.SOURCES_MD.path),
+    (THREAD_JSON, THREAD_JSON),
     (RAW_ENTRIES, "raw entries"),
     (RAW_BLOCKS, "raw blocks"),
 )
@@ -92,6 +96,7 @@ class Built:
     search: tuple[tuple[int, str], ...]
     error: str | None = None
     facts: dict[str, Any] = dataclasses.field(default_factory=dict)
+    terms: tuple[tuple[str, ...], ...] = ()  # offline_search.turn_terms of each search turn
 
 
 @dataclasses.dataclass(slots=True)
@@ -125,6 +130,22 @@ def check_dest(archive: Archive, dest: Path) -> Path:
     if (resolved / RAW_ENTRIES).exists() or (resolved / INDEX_DIR / "archive.sqlite").exists():
         raise ConfigError(f"--to {dest}: that folder holds archive data, not a site")
     return resolved
+
+
+def _stat_key(folder: Path, job_fields: bytes) -> str:
+    """What the hashed files' ``stat`` says (inode, size, mtime) plus the job's fields: when
+    it equals the one recorded with the thread's hash, the files were not rewritten (the
+    writer replaces a file by renaming a new one over it) and the hash is taken as is."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{SITE_VERSION}/{__version__}".encode() + b"\0" + job_fields)
+    for name in _HASHED:
+        try:
+            st = (folder / name).stat()
+        except FileNotFoundError:
+            h.update(b"\0-")
+            continue
+        h.update(f"\0{name}\0{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
 
 
 def _digest(folder: Path, job_fields: bytes) -> str:
@@ -184,7 +205,10 @@ def build_one(job: Job) -> Built:
         return _failed(job, page, f"missing file: {exc.filename}")
     except (PplxError, OSError) as exc:
         return _failed(job, page, str(exc) if isinstance(exc, PayloadError) else f"{exc}")
-    return Built(job.uuid, job.digest, built.html, built.meta.as_json(), built.search, None, facts)
+    title = built.meta.title
+    terms = tuple(offline_search.turn_terms(title, text) for _n, text in built.search)
+    meta = built.meta.as_json()
+    return Built(job.uuid, job.digest, built.html, meta, built.search, None, facts, terms)
 
 
 def _failed(job: Job, page: str, error: str) -> Built:
@@ -195,7 +219,7 @@ def _failed(job: Job, page: str, error: str) -> Built:
         title=str(fb.get("title") or ""),
         created=str(fb.get("created") or ""),
         updated=str(fb.get("updated") or ""),
-        mode=str(fb.get("mode") or "search"),
+        mode=str(fb.get("mode") or mode_table.VIEWS.default),
         space="",
         space_id="",
         turns=0,
@@ -261,6 +285,7 @@ def build_site(
     threads_dir = target / pages.THREADS_DIR
     old = {} if full else _load_manifest(target)
     kept: dict[str, dict[str, Any]] = {}
+    stats: dict[str, str] = {}
     todo: list[Job] = []
     for row in archive.iter_threads("done"):
         if not row.path:
@@ -271,8 +296,12 @@ def build_site(
         href = pages.href_of(href)
         listing = dict(row.listing) if row.listing else None
         fields = orjson.dumps([href, row.account, listing], option=orjson.OPT_SORT_KEYS)
-        digest = _digest(folder, fields)
         prev = old.get(row.uuid)
+        stats[row.uuid] = _stat_key(folder, fields)
+        if isinstance(prev, dict) and prev.get("hash") and prev.get("stat") == stats[row.uuid]:
+            digest = str(prev["hash"])
+        else:
+            digest = _digest(folder, fields)
         page_id = pages.page_id(row.uuid)
         if (
             isinstance(prev, dict)
@@ -280,7 +309,7 @@ def build_site(
             and (threads_dir / f"{page_id}.html").is_file()
             and (target / DATA_DIR / f"{page_id}.json").is_file()
         ):
-            kept[row.uuid] = prev
+            kept[row.uuid] = prev | {"stat": stats[row.uuid]}
             summary.unchanged += 1
             continue
         fallback = {"title": row.title, "created": row.created, "mode": row.mode}
@@ -290,12 +319,13 @@ def build_site(
         if progress is not None:
             progress(n, len(todo))
         page_id = pages.page_id(built.uuid)
-        data = orjson.dumps({"search": built.search})
+        data = orjson.dumps({"search": built.search, "terms": built.terms})
         page = {f"{pages.THREADS_DIR}/{page_id}.html": built.html}
         summary.files_written += _put(
             archive, target, {**page, f"{DATA_DIR}/{page_id}.json": data}
         )[0]
         kept[built.uuid] = {"hash": built.digest, "meta": built.meta, "facts": built.facts}
+        kept[built.uuid]["stat"] = stats[built.uuid]
         if built.error is not None:
             summary.failed += 1
             kept[built.uuid]["hash"] = ""  # retried on the next build
@@ -340,7 +370,7 @@ def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[st
             data = orjson.loads(
                 (target / DATA_DIR / f"{pages.page_id(meta.uuid)}.json").read_bytes()
             )
-            turns = tuple((int(n), str(t)) for n, t in data.get("search", ()))
+            turns = _turns_of(meta.title, data)
         except (FileNotFoundError, orjson.JSONDecodeError, TypeError, ValueError):
             turns = ()
         docs.append((meta, turns))
@@ -355,6 +385,16 @@ def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[st
     manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
     files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)  # last
     return written + _put(archive, target, files)[0]
+
+
+def _turns_of(title: str, data: Mapping[str, Any]) -> tuple[tuple[int, str, Sequence[str]], ...]:
+    """A page's search turns with their terms (tokenized again when the data file has none,
+    as one written before the terms were kept)."""
+    pairs = [(int(n), str(t)) for n, t in data.get("search", ())]
+    terms = data.get("terms")
+    if not isinstance(terms, list) or len(terms) != len(pairs):
+        return tuple((n, t, offline_search.turn_terms(title, t)) for n, t in pairs)
+    return tuple((n, t, found) for (n, t), found in zip(pairs, terms, strict=True))
 
 
 def _usage_cents(archive: Archive) -> dict[str, int] | None:

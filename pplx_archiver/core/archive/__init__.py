@@ -32,6 +32,7 @@ from pplx_archiver.core.archive.writes import (
     ThreadCommit,
     Tombstone,
     VariantRecords,
+    VerifyRotation,
 )
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "ThreadCommit",
     "Tombstone",
     "VariantRecords",
+    "VerifyRotation",
     "before_since",
     "decide",
     "memo_of",

@@ -136,6 +136,17 @@ class Findings:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class VerifyRotation:
+    """Where ``verify --sample`` stands: the last uuid it checked, when the current pass over
+    the archive started, and the start and end of the last complete pass (None before one)."""
+
+    position: str
+    pass_started: str
+    covered_from: str | None = None
+    covered_at: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class RunStart:
     """A command run begins: a new row of the ``runs`` table (its id is returned)."""
 
@@ -286,6 +297,7 @@ RowPlan = (
     | Rekey
     | UsageAnswer
     | RelationEdges
+    | VerifyRotation
 )
 Plan = (
     ThreadCommit

@@ -31,16 +31,18 @@ from pplx_archiver.shell.archive.index_schema import (
     ThreadRow,
     rekey_rows,
 )
+from pplx_archiver.shell.archive.index_verify import VerifyRotationTable
 
 __all__ = ["REINDEX_HINT", "SCHEMA_VERSION", "STATUSES", "TERMINAL_STATUSES"]
 __all__ += ["Done", "HookFailed", "Index", "RunRow", "ThreadRow"]
 
+PAGE_ROWS = 2000  # rows read at once by iter_threads
 # A thread a group commit marks done: uuid, account, index fields, the hook run with it.
 Done = tuple[str, str, Mapping[str, Any], Callable[[sqlite3.Connection], None] | None]
 
 
-class Index(ModeMemoTable):
-    """The SQLite state index of one archive (``mode_memos``: see its mixin)."""
+class Index(ModeMemoTable, VerifyRotationTable):
+    """The SQLite state index of one archive (``mode_memos``, ``verify_rotation``: mixins)."""
 
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
@@ -176,14 +178,16 @@ class Index(ModeMemoTable):
         rows = self._query("SELECT * FROM threads WHERE uuid = ?", (uuid,))
         return self._row(rows[0]) if rows else None
 
-    def iter_threads(self, status: str | None = None) -> Iterator[ThreadRow]:
-        """Every thread row (optionally of one status), in uuid order."""
-        if status is None:
-            rows = self._query("SELECT * FROM threads ORDER BY uuid")
-        else:
-            rows = self._query("SELECT * FROM threads WHERE status = ? ORDER BY uuid", (status,))
-        for row in rows:
-            yield self._row(row)
+    def iter_threads(self, status: str | None = None, after: str = "") -> Iterator[ThreadRow]:
+        """Every thread row (of one status) after uuid ``after``, in uuid order, read by pages:
+        memory stays bounded however many threads the archive holds."""
+        where = "uuid > ?" + ("" if status is None else " AND status = ?")
+        while rows := self._query(
+            f"SELECT * FROM threads WHERE {where} ORDER BY uuid LIMIT {PAGE_ROWS}",
+            (after,) if status is None else (after, status),
+        ):
+            yield from (self._row(row) for row in rows)
+            after = rows[-1]["uuid"]
 
     def path_owner(self, path: str) -> str | None:
         """The uuid of the thread recorded at ``path`` (relative to the archive), if any."""
@@ -322,14 +326,10 @@ class Index(ModeMemoTable):
         """Record the end of a run and its summary."""
         with self._tx() as db:
             code = summary.get("exit_code")
+            code = code if isinstance(code, int) else None
             db.execute(
                 "UPDATE runs SET finished_at = ?, summary = ?, exit_code = ? WHERE id = ?",
-                (
-                    finished_at,
-                    sch.dumps(dict(summary)),
-                    code if isinstance(code, int) else None,
-                    run_id,
-                ),
+                (finished_at, sch.dumps(dict(summary)), code, run_id),
             )
 
     def runs(self, limit: int = 20) -> list[RunRow]:

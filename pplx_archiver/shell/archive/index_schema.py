@@ -113,6 +113,13 @@ CREATE TABLE IF NOT EXISTS mode_memos (
     mode        TEXT NOT NULL,
     run_id      INTEGER
 );
+CREATE TABLE IF NOT EXISTS verify_rotation (
+    id           INTEGER PRIMARY KEY CHECK (id = 1),
+    position     TEXT NOT NULL,
+    pass_started TEXT NOT NULL,
+    covered_from TEXT,
+    covered_at   TEXT
+);
 """
 
 JSON_COLUMNS = ("completeness", "interruptions", "listing", "files")

@@ -16,6 +16,7 @@ and crash safety).
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -155,9 +156,9 @@ class Archive:
         """The index row of a thread."""
         return self.index.get(uuid)
 
-    def iter_threads(self, status: str | None = None) -> Iterator[ThreadRow]:
-        """Every thread row of the index (optionally of one status)."""
-        return self.index.iter_threads(status)
+    def iter_threads(self, status: str | None = None, after: str = "") -> Iterator[ThreadRow]:
+        """Every thread row of the index (of one status) after uuid ``after``, in uuid order."""
+        return self.index.iter_threads(status, after)
 
     def begin_run(self, command: str) -> int:
         """Record the start of a command run (through the writer); return its id."""
@@ -203,10 +204,11 @@ class Archive:
         recorded = row.files
         if not isinstance(recorded, Mapping) or not recorded:
             recorded = {RAW_ENTRIES: None, THREAD_JSON: None}
+        base = os.fspath(folder)  # plain strings: one stat per file, no Path objects
         for rel, expected in sorted(recorded.items()):
-            path = folder.joinpath(*str(rel).split("/"))
+            path = f"{base}/{rel}"
             try:
-                size = path.stat().st_size
+                size = os.stat(path).st_size  # noqa: PTH116 (a Path per file costs more)
             except OSError:
                 return f"{rel} missing"
             if not isinstance(expected, list | tuple) or len(expected) != 2:
@@ -217,7 +219,7 @@ class Archive:
                 return f"{rel} has {size} bytes, {expected[0]} were written"
             if deep:
                 try:
-                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
                 except OSError:
                     return f"{rel} unreadable"
                 if digest != expected[1]:

@@ -26,6 +26,7 @@ from pplx_archiver.core.archive.writes import (
     ThreadFailed,
     ThreadTerminal,
     UsageAnswer,
+    VerifyRotation,
 )
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.terminal_log import append_terminal
@@ -56,6 +57,8 @@ def apply_row_plan(archive: Archive, plan: RowPlan) -> Any:
     if isinstance(plan, ModeMemos):
         index.put_mode_memos(plan.memos, plan.run_id)
         return len(plan.memos)
+    if isinstance(plan, VerifyRotation):  # ``verify --sample``
+        return index.put_verify_rotation(plan)
     if isinstance(plan, RunStart):
         return index.begin_run(plan.command, archive.now())
     if isinstance(plan, RunFinish):

@@ -33,6 +33,7 @@ from pplx_archiver.core.ask.asking import (
     resolve_models,
 )
 from pplx_archiver.core.ask.stream import AskResult, AskStream
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
     AskIncompleteError,
     AskRateLimitedError,
@@ -165,10 +166,10 @@ async def _request(
         body, _ctx = await thread_context(client, thread_id)
         refuse_computer_follow_up(body, thread_id)
         follow = follow_up_of(body, f"thread {thread_id}")
-        mode = mode or mode_of_entry(body["entries"][-1]) or "search"
+        mode = mode or mode_of_entry(body["entries"][-1]) or mode_table.VIEWS.default
         if mode == "council" and not chosen:
             chosen = follow_up_members(models.table, body)  # the thread's own members
-    choice = resolve_models(models.table, mode or "search", chosen)
+    choice = resolve_models(models.table, mode or mode_table.VIEWS.default, chosen)
     request = ask_body(
         opts.prompt,
         choice,

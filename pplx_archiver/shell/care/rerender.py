@@ -33,6 +33,7 @@ from pplx_archiver.core.thread.model import (
 from pplx_archiver.errors import PayloadError, PplxError
 from pplx_archiver.shell.archive.files import THREAD_JSON, derived_files_on_disk
 from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
+from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.stored import build_input as build_input
 from pplx_archiver.shell.care.stored import context_for as context_for
@@ -165,19 +166,21 @@ def tasks_for(
     for row in archive.iter_threads("done"):
         if limit is not None and len(tasks) >= limit:
             break
-        if not row.path:
-            continue
-        tasks.append(
-            Task(
-                uuid=row.uuid,
-                account=row.account,
-                rel_path=row.path,
-                listing=row.listing,
-                lang=lang,
-                include_thread_json=include_thread_json,
-            )
-        )
+        if row.path:
+            tasks.append(task_of(row, lang=lang, include_thread_json=include_thread_json))
     return tasks
+
+
+def task_of(row: ThreadRow, *, lang: str | None, include_thread_json: bool) -> Task:
+    """The re-render task of one done thread with a folder."""
+    return Task(
+        uuid=row.uuid,
+        account=row.account,
+        rel_path=row.path or "",
+        listing=row.listing,
+        lang=lang,
+        include_thread_json=include_thread_json,
+    )
 
 
 def render_all(

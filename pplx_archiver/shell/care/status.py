@@ -125,7 +125,7 @@ def collect(archive: Archive) -> dict[str, Any]:
     variants = archive.index.variants()
     from pplx_archiver.shell.run.coverage import listing_gap_reason
 
-    gap = listing_gap_reason(archive)
+    gap = listing_gap_reason(archive, invalid=bool(tally.invalid))
     edges = stored_edges(archive.index.path)
     incomplete = incomplete_records(archive)
     return {

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from pplx_archiver.core.archive.writes import DerivedUpdate
+from pplx_archiver.core.thread import mode_table, output_files
 from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.core.thread.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, StoreError
@@ -45,11 +47,11 @@ from pplx_archiver.shell.care.rerender import (
     Renderer,
     manifest_entries,
     render_all,
-    tasks_for,
+    task_of,
 )
 from pplx_archiver.shell.care.verify_index import REPAIRS, index_problems, registry_problems
 
-DERIVED_REQUIRED = ("conversation.md", "sources.json", "sources.md", THREAD_JSON)
+DERIVED_REQUIRED = output_files.REQUIRED  # every thread has them
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -137,13 +139,13 @@ def _check_record(
     if row.mode is not None and mode != row.mode:
         yield Problem("index_mismatch", where, f"mode {mode!r} != index {row.mode!r}")
     parts = rel.split("/")
-    if len(parts) != 3 or parts[1] != safe_component(str(mode), fallback="search"):
+    if len(parts) != 3 or parts[1] != safe_component(str(mode), fallback=mode_table.VIEWS.default):
         yield Problem("index_mismatch", where, f"folder {rel!r} is not under mode {mode!r}")
     counts = record.get("counts")
     turns = counts.get("turns") if isinstance(counts, Mapping) else None
     if isinstance(turns, int):
         for i in range(1, turns + 1):
-            name = f"turns/turn_{i:04d}.md"
+            name = output_files.TURN.at(i)
             if not (folder / name).is_file():
                 yield Problem("missing_derived", f"{rel}/{name}", "turn file missing")
     yield from _check_completeness(rel, folder, record.get("completeness"))
@@ -223,8 +225,12 @@ def _check_assets(rel: str, folder: Path) -> Iterator[Problem]:
             yield Problem("asset_hash", shown, "sha256 does not match the manifest")
 
 
-def _check_temp_files(out: Path) -> Iterator[Problem]:
-    for path in sorted(out.rglob(".*.tmp-*")):
+def _check_temp_files(out: Path, rel: str | None = None) -> Iterator[Problem]:
+    """Leftover temp files of interrupted writes, in the archive or one thread folder."""
+    root = out if rel is None else out / rel
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob(".*.tmp-*")):
         if TEMP_PATTERN.match(path.name):
             yield Problem("temp_file", str(path.relative_to(out)), "leftover temp file")
 
@@ -273,8 +279,14 @@ def plan_problems(plan: DerivedUpdate) -> Iterator[Problem]:
 
 def degraded_summary(archive: Archive) -> tuple[int, int]:
     """(degraded turns, threads with any) over the done threads, from the index."""
-    counts = [r.degraded_turns for r in archive.iter_threads("done") if r.degraded_turns]
-    return sum(counts), len(counts)
+    rows = archive.index.select(
+        "SELECT COALESCE(SUM(degraded_turns), 0), COUNT(*) FROM threads "
+        "WHERE status = 'done' AND degraded_turns > 0"
+    )
+    return int(rows[0][0]), int(rows[0][1])
+
+
+CHUNK = 4000  # threads checked (and re-rendered in one pool) at a time: bounded memory
 
 
 def verify(
@@ -284,38 +296,54 @@ def verify(
     jobs: int = 1,
     renderer: Renderer | None = None,
     progress: Callable[[int, int], None] | None = None,
+    rows: Sequence[ThreadRow] | None = None,
 ) -> list[Problem]:
     """Every problem found in the archive (empty when it is sound).
 
     Threads with missing or unreadable files are not re-rendered (their problems are
-    already reported); the others are re-rendered in ``jobs`` processes and compared.
-    ``progress(done, total)`` counts both passes (files, then re-renders) as they go.
+    already reported); the others are re-rendered in ``jobs`` processes and compared, a chunk
+    of threads at a time. ``progress(done, total)`` counts both checks of every thread.
+    ``rows``: only these threads (``verify --sample``); the temp-file check then looks in
+    their folders only, the archive-wide checks of the registry and the index still run.
     """
     tick = progress or (lambda _done, _total: None)
     problems: list[Problem] = []
-    broken: set[str] = set()
-    rows = list(archive.iter_threads("done"))
-    for n, row in enumerate(rows, 1):
-        found = list(_check_thread(archive, row))
-        if found:
-            broken.add(row.path or "")
-        problems.extend(found)
-        tick(n, 2 * len(rows))
-    tasks = [
-        t
-        for t in tasks_for(archive, lang=lang, include_thread_json=True, limit=None)
-        if t.rel_path not in broken
-    ]
-    for n, rendered in enumerate(render_all(archive.out, tasks, jobs, renderer), 1):
-        tick(len(rows) + n, len(rows) + len(tasks))
-        if rendered.error is not None:
-            problems.append(Problem("rerender_failed", rendered.rel_path, rendered.error))
-            continue
-        problems.extend(plan_problems(rendered.plan()))
-    problems.extend(_check_temp_files(archive.out))
+    total = len(rows) if rows is not None else archive.index.counts().get("done", 0)
+    source = iter(rows) if rows is not None else archive.iter_threads("done")
+    done = 0
+    while chunk := list(islice(source, CHUNK)):
+        problems.extend(_check_chunk(archive, chunk, lang, jobs, renderer))
+        done += len(chunk)
+        tick(2 * done, 2 * total)
+    if rows is None:
+        problems.extend(_check_temp_files(archive.out))
+    else:
+        for row in rows:
+            problems.extend(_check_temp_files(archive.out, row.path))
     problems.extend(_check_registry(archive))
     problems.extend(Problem(*found) for found in registry_problems(archive))
     problems.extend(Problem(*found) for found in index_problems(archive))
     for item in incomplete_records(archive):
         problems.append(Problem("incomplete", item["path"] or "", incomplete_reason(item)))
     return problems
+
+
+def _check_chunk(
+    archive: Archive,
+    rows: Sequence[ThreadRow],
+    lang: str | None,
+    jobs: int,
+    renderer: Renderer | None,
+) -> Iterator[Problem]:
+    """The file checks of these threads, then the re-render of the sound ones."""
+    tasks = []
+    for row in rows:
+        found = list(_check_thread(archive, row))
+        yield from found
+        if not found and row.path:
+            tasks.append(task_of(row, lang=lang, include_thread_json=True))
+    for rendered in render_all(archive.out, tasks, jobs, renderer):
+        if rendered.error is not None:
+            yield Problem("rerender_failed", rendered.rel_path, rendered.error)
+            continue
+        yield from plan_problems(rendered.plan())

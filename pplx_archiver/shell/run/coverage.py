@@ -42,7 +42,9 @@ def incomplete_count(archive: Archive) -> int:
     return int(rows[0][0])
 
 
-def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None) -> str | None:
+def listing_gap_reason(
+    archive: Archive, coverage: dict[str, Any] | None = None, *, invalid: bool | None = None
+) -> str | None:
     """Why this run's listing must not stop early (None when the early stop is safe).
 
     The early stop assumes every thread older than a run of unchanged ones was archived by
@@ -52,13 +54,17 @@ def listing_gap_reason(archive: Archive, coverage: dict[str, Any] | None = None)
     lists everything.
     So does a run that looks at more than the previous one did (``coverage``: its ``modes``
     and ``since``; a run with ``--mode study`` left the other modes unarchived).
+    ``invalid``: whether some done thread's stored files are missing or changed, when the
+    caller has checked them already (None: checked here, one ``stat`` per stored file).
     """
     counts = archive.index.counts()
     if counts.get("pending") or counts.get("failed"):
         return "threads failed or pending in the index"
     if incomplete_count(archive):
         return "threads incomplete in the index (a report or asset to fetch again)"
-    if archive.first_invalid_thread() is not None:
+    if invalid is None:
+        invalid = archive.first_invalid_thread() is not None
+    if invalid:
         return "stored files of some threads are missing or changed"
     for run in archive.index.runs(100):
         if run.command not in LISTING_COMMANDS:

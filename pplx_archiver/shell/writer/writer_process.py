@@ -275,8 +275,8 @@ class WriterProcess:
                 except StoreError as exc:  # its last group commit failed (a full disk)
                     closing = exc
         self._close_pipes()
-        code, cpu_s = self._reap()
-        log.info("WRITER_PROCESS_ENDED", exit_code=code, cpu_s=cpu_s)
+        code, cpu_s, rss_mb = self._reap()
+        log.info("WRITER_PROCESS_ENDED", exit_code=code, cpu_s=cpu_s, peak_rss_mb=rss_mb)
         if code != 0:
             raise StoreError(f"the archive writer process failed (exit {code})")
         if closing is not None:
@@ -292,16 +292,17 @@ class WriterProcess:
                 with contextlib.suppress(OSError):  # a child that died: a broken pipe
                     stream.close()
 
-    def _reap(self) -> tuple[int, float | None]:
-        """Wait for the child; its exit code and the CPU seconds it used (None if unknown)."""
+    def _reap(self) -> tuple[int, float | None, float | None]:
+        """Wait for the child; its exit code, CPU seconds and peak RSS in MB (None if unknown)."""
         if self._proc.returncode is not None:
-            return self._proc.returncode, None
+            return self._proc.returncode, None, None
         try:
             _pid, status, usage = os.wait4(self._proc.pid, 0)
         except ChildProcessError:
-            return self._proc.wait(), None
+            return self._proc.wait(), None, None
         self._proc.returncode = os.waitstatus_to_exitcode(status)
-        return self._proc.returncode, round(usage.ru_utime + usage.ru_stime, 3)
+        cpu_s = round(usage.ru_utime + usage.ru_stime, 3)
+        return self._proc.returncode, cpu_s, round(usage.ru_maxrss / 1024, 1)
 
 
 class OffloadedStore:
