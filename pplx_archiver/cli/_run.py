@@ -170,9 +170,11 @@ def run_logging(
     path = logs.absolute() / f"{command}-{utc_stamp()}.jsonl"
     CURRENT_LOG_FILE.set(path)
     logconfig.register_secret(settings.session_token)
-    try:
-        logs.mkdir(parents=True, exist_ok=True)
-        fh: IO[bytes] | None = path.open("ab")
+    from pplx_archiver.core.archive.writes import RunLog
+    from pplx_archiver.shell.archive.writer import ArchiveWriter
+
+    try:  # opened by the archive's writer (the folder made first)
+        fh: IO[bytes] | None = ArchiveWriter.open_log(RunLog(str(logs.absolute()), path.name))
     except OSError:
         if required and in_archive:
             raise

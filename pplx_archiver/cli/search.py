@@ -18,6 +18,7 @@ from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import OUT, bounded, require_archive
 from pplx_archiver.cli._run import run_logging
+from pplx_archiver.core.archive.writes import SearchRebuild
 from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
     EXIT_FAILURES,
@@ -131,7 +132,7 @@ def search(
                 run_logging(settings, "search-index"),
             ):
                 if rebuild:
-                    search_mod.rebuild(archive, progress=search_mod.print_progress)
+                    archive.writer.apply(SearchRebuild(search_mod.print_progress))
                 else:
                     search_mod.ensure_ready(archive, progress=search_mod.print_progress)
         db = search_mod.open_readonly(db_path)

@@ -30,12 +30,13 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
+from pplx_archiver.core.archive.writes import SiteFiles
 from pplx_archiver.core.thread import mode_table
 from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.thread.decode import decode_thread
 from pplx_archiver.core.thread.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
-from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.store import (
     ASSETS_DIR,
     INDEX_DIR,
@@ -261,12 +262,11 @@ def _static(name: str) -> bytes:
     return resources.files("pplx_archiver.site").joinpath("static", name).read_bytes()
 
 
-def _remove(path: Path) -> bool:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+def _put(
+    archive: Archive, target: Path, files: Mapping[str, bytes], stale: Sequence[str] = ()
+) -> tuple[int, int]:
+    """Site files written and removed through the archive's writer (files written, removed)."""
+    return archive.writer.apply(SiteFiles(str(target), files, tuple(stale)))
 
 
 def build_site(
@@ -319,13 +319,11 @@ def build_site(
         if progress is not None:
             progress(n, len(todo))
         page_id = pages.page_id(built.uuid)
-        summary.files_written += write_atomic(
-            threads_dir / f"{page_id}.html", built.html, durable=False
-        )
         data = orjson.dumps({"search": built.search, "terms": built.terms})
-        summary.files_written += write_atomic(
-            target / DATA_DIR / f"{page_id}.json", data, durable=False
-        )
+        page = {f"{pages.THREADS_DIR}/{page_id}.html": built.html}
+        summary.files_written += _put(
+            archive, target, {**page, f"{DATA_DIR}/{page_id}.json": data}
+        )[0]
         kept[built.uuid] = {"hash": built.digest, "meta": built.meta, "facts": built.facts}
         kept[built.uuid]["stat"] = stats[built.uuid]
         if built.error is not None:
@@ -338,16 +336,15 @@ def build_site(
             on_thread(built)
     for uuid in sorted(set(old) - set(kept)):
         page_id = pages.page_id(uuid)
-        removed = _remove(threads_dir / f"{page_id}.html")
-        removed = _remove(target / DATA_DIR / f"{page_id}.json") or removed
-        summary.removed += removed
-    summary.files_written += _write_indexes(target, kept)
-    summary.files_written += _write_insights(target, kept, _usage_cents(archive))
+        stale = (f"{pages.THREADS_DIR}/{page_id}.html", f"{DATA_DIR}/{page_id}.json")
+        summary.removed += bool(_put(archive, target, {}, stale)[1])
+    summary.files_written += _write_indexes(archive, target, kept)
+    summary.files_written += _write_insights(archive, target, kept, _usage_cents(archive))
     log.info("RUN_SUMMARY", command="site", **summary.as_event())
     return summary
 
 
-def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
+def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
     """Index, space pages, search index, static files and the manifest; files written."""
     metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
     spaces: dict[str, str] = {}
@@ -356,16 +353,17 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
         if meta.space_id:
             spaces.setdefault(meta.space_id, meta.space)
             members.setdefault(meta.space_id, []).append(meta)
-    written = 0
     space_dir = target / pages.SPACES_DIR
-    for sid, title in spaces.items():
-        written += write_atomic(
-            space_dir / f"{sid}.html", pages.space_page(title, members[sid]), durable=False
-        )
-    if space_dir.is_dir():
-        for stale in space_dir.glob("*.html"):
-            if stale.stem not in spaces:
-                stale.unlink()
+    space_pages = {
+        f"{pages.SPACES_DIR}/{sid}.html": pages.space_page(title, members[sid])
+        for sid, title in spaces.items()
+    }
+    stale = [
+        f"{pages.SPACES_DIR}/{p.name}"
+        for p in (sorted(space_dir.glob("*.html")) if space_dir.is_dir() else [])
+        if p.stem not in spaces
+    ]
+    written = _put(archive, target, space_pages, stale)[0]
     docs = []
     for meta in metas:
         try:
@@ -384,13 +382,9 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
         "site.css": css,
         "site.js": _static("site.js"),
     }
-    for name, data in files.items():
-        written += write_atomic(target / name, data, durable=False)
     manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
-    written += write_atomic(
-        target / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS), durable=False
-    )
-    return written
+    files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)  # last
+    return written + _put(archive, target, files)[0]
 
 
 def _turns_of(title: str, data: Mapping[str, Any]) -> tuple[tuple[int, str, Sequence[str]], ...]:
@@ -407,7 +401,7 @@ def _usage_cents(archive: Archive) -> dict[str, int] | None:
     """Credits (the API's ``usage_cents``) per thread from the index; None when usage was
     never backfilled."""
     try:
-        store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite", read_only=True)
+        store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite")
     except StoreError:
         return None
     try:
@@ -417,7 +411,10 @@ def _usage_cents(archive: Archive) -> dict[str, int] | None:
 
 
 def _write_insights(
-    target: Path, kept: Mapping[str, Mapping[str, Any]], cents: Mapping[str, int] | None
+    archive: Archive,
+    target: Path,
+    kept: Mapping[str, Mapping[str, Any]],
+    cents: Mapping[str, int] | None,
 ) -> int:
     """``insights.html``, its list page and its data; files written."""
     metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
@@ -425,4 +422,4 @@ def _write_insights(
     page, data = insights.insights_page(metas, facts, cents)
     files = {insights.INSIGHTS: page, insights.LIST_PAGE: insights.list_page()}
     files[insights.DATA_JS] = data
-    return sum(write_atomic(target / name, blob, durable=False) for name, blob in files.items())
+    return _put(archive, target, files)[0]

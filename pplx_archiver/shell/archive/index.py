@@ -1,12 +1,10 @@
 """The archive's state index ``index/archive.sqlite``: threads, runs and answer-variant keys.
 
-One row per thread (status, update time, folder, attempts, last error), one row per run, one
-row per registered answer variant; WAL journal, one transaction per finished thread. The API
-is synchronous and thread-safe (one connection guarded by a lock). Statuses: ``done`` (all
-files in place), ``failed`` (retried next run), ``pending`` (being written or rewritten; a
-crash leaves it here: fetched again), and the tombstones ``deleted``/``expired``/``not_found``
-(fetched again only when listed or exported again). Schema and migrations: ``index_schema``.
-A read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
+A row per thread (status, update time, folder, attempts, last error), run and answer variant;
+WAL; thread-safe (one connection, one lock); written by the archive's writer only. Statuses:
+``done``, ``failed`` (retried next run), ``pending`` (being written; a crash leaves it here),
+the tombstones ``deleted``/``expired``/``not_found`` (fetched again only when listed or
+exported again). Schema: ``index_schema``. Read-only: ``mode=ro``, never a write transaction.
 """
 
 from __future__ import annotations
@@ -107,9 +105,11 @@ class Index(ModeMemoTable, VerifyRotationTable):
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
+    def close(self, *, checkpoint: bool = False) -> None:
+        """Close the connection (idempotent; ``checkpoint``: the WAL moved into the file first)."""
         with self._lock:
+            if checkpoint:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
 
     class _Tx:

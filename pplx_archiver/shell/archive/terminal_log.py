@@ -1,9 +1,8 @@
-"""The terminal-state log ``index/terminal_states.jsonl``, kept beside the index.
+"""``index/terminal_states.jsonl``: the append-only log of terminal thread states.
 
-A thread put in a terminal state (the service no longer has it), one dropped from the index
-(``forgotten``) and a tombstoned one archived again (``returned``) each append one line, so
-that ``reindex``, rebuilding the index from the thread folders, can restore the terminal
-states the folders do not hold; ``status`` counts them.
+Threads the service reported deleted, expired or not found, ``forgotten`` and ``returned``
+lines; ``reindex`` reads it back to restore those states. Only the writer appends to it
+(:meth:`~pplx_archiver.shell.archive.writer.ArchiveWriter.apply` of a terminal plan).
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ def read_terminal_log(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def append_terminal(out: Path, uuid: str, state: str, **extra: Any) -> None:
-    """Append one line to ``index/terminal_states.jsonl`` (read back by reindex)."""
+    """Append one line to ``index/terminal_states.jsonl`` (the writer's; read by reindex)."""
     line = {"uuid": uuid, "state": state, **extra}
     path = Path(out) / INDEX_DIR / TERMINAL_LOG
     try:

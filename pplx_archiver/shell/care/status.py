@@ -110,7 +110,7 @@ def _last_run(archive: Archive) -> dict[str, Any] | None:
 
 
 def _usage(archive: Archive) -> Any:
-    usage_store = UsageStore(archive.index.path, read_only=True)
+    usage_store = UsageStore(archive.index.path)
     try:
         return usage_store.totals_by_mode()
     finally:
