@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pplx_archiver.core.archive.plan import (
+from pplx_archiver.core.archive.decisions import (
     BEFORE_SINCE,
     BY_LISTING,
     BY_MEMO,
@@ -13,9 +13,9 @@ from pplx_archiver.core.archive.plan import (
     TERMINAL,
     UNCHANGED,
     UPDATED,
+    DecisionCounts,
     EarlyStop,
     ModeMemo,
-    Plan,
     StoredState,
     before_since,
     decide,
@@ -47,12 +47,12 @@ __all__ = [
     "UNCHANGED",
     "UPDATED",
     "AssetPlacement",
+    "DecisionCounts",
     "DerivedUpdate",
     "EarlyStop",
     "Findings",
     "ModeMemo",
     "ModeMemos",
-    "Plan",
     "RootFiles",
     "StagedFile",
     "StoredState",

@@ -31,7 +31,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pplx_archiver.core.archive.plan import ModeMemo
+from pplx_archiver.core.archive.decisions import ModeMemo
 from pplx_archiver.core.thread.model import ListingRow, RenderResult
 
 

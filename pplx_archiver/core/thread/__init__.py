@@ -38,9 +38,9 @@ from pplx_archiver.core.thread.citations import entry_sources
 from pplx_archiver.core.thread.decode import DecodeMemo, decode_thread
 from pplx_archiver.core.thread.flow import (
     AssetsNeed,
-    FlavourPlan,
+    FlavourPages,
     PageNeed,
-    ThreadPlan,
+    ThreadBuild,
     thread_flow,
 )
 from pplx_archiver.core.thread.frozen import fast_init
@@ -137,7 +137,7 @@ __all__ = [
     "DecodeMemo",
     "Entry",
     "EntryDigest",
-    "FlavourPlan",
+    "FlavourPages",
     "Item",
     "ListingRow",
     "Mode",
@@ -154,9 +154,9 @@ __all__ = [
     "SideBySide",
     "SpaceRef",
     "Thread",
+    "ThreadBuild",
     "ThreadInput",
     "ThreadParts",
-    "ThreadPlan",
     "ThreadProse",
     "TurnProse",
     "WebResult",

@@ -9,7 +9,7 @@ manner of h11 or httpx's ``auth_flow``: it yields what it needs and receives the
 - :class:`AssetsNeed`: resolve these asset versions; send back the downloaded report files
   (a tuple of :class:`~pplx_archiver.core.thread.model.AssetFile`, empty when assets are off);
 
-and returns a :class:`ThreadPlan`: both raw files (signed-URL credentials masked), their
+and returns a :class:`ThreadBuild`: both raw files (signed-URL credentials masked), their
 paging records, the asset versions and the rendered files. Each body is parsed once (only a
 body the scrub changed is parsed again, as the text that is archived), and the thread is
 decoded once: the same decoded thread decides whether the schematized pages are needed, names
@@ -82,7 +82,7 @@ Need = PageNeed | AssetsNeed
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class FlavourPlan:
+class FlavourPages:
     """The pages of one flavour: as archived (masked) for the core, and the raw file bytes."""
 
     pages: tuple[RawPage, ...]
@@ -92,12 +92,12 @@ class FlavourPlan:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ThreadPlan:
+class ThreadBuild:
     """Everything one thread becomes: raw files, paging records, asset versions, rendering."""
 
     thread_id: str
-    plain: FlavourPlan
-    blocks: FlavourPlan | None
+    plain: FlavourPages
+    blocks: FlavourPages | None
     refs: tuple[AssetRef, ...]
     result: RenderResult
 
@@ -126,8 +126,8 @@ class _Live:
 
 def _flavour(
     thread_id: str, flavour: str, limit: int, budgets: Budgets
-) -> Generator[PageNeed, tuple[Any, bytes], tuple[FlavourPlan, _Live]]:
-    """Fetch every page of one flavour; return its plan and the pages as received.
+) -> Generator[PageNeed, tuple[Any, bytes], tuple[FlavourPages, _Live]]:
+    """Fetch every page of one flavour; return its pages as archived and the pages as received.
 
     Each page is held to the thread's budgets (entries, blocks, depth) as it arrives."""
     gen = thread_pages(thread_id, flavour, limit=limit)
@@ -153,8 +153,8 @@ def _flavour(
         paging: PagingRecord = stop.value
     # Every body above is valid JSON: its value came from parsing it (or its masked copy).
     raw_file = encode_checked_pages(acc.raw)
-    plan = FlavourPlan(tuple(acc.stored), raw_file, paging, acc.scrubbed)
-    return plan, _Live(tuple(acc.live), tuple(acc.changed))
+    pages = FlavourPages(tuple(acc.stored), raw_file, paging, acc.scrubbed)
+    return pages, _Live(tuple(acc.live), tuple(acc.changed))
 
 
 def _decode(
@@ -184,8 +184,8 @@ def thread_flow(
     page_limit: int,
     assets: bool = True,
     budgets: Budgets | None = None,
-) -> Generator[Need, Any, ThreadPlan]:
-    """Yield the pages and assets one thread needs; return the plan of what it becomes.
+) -> Generator[Need, Any, ThreadBuild]:
+    """Yield the pages and assets one thread needs; return all it becomes.
 
     A malformed page raises :class:`~pplx_archiver.errors.PayloadError` as every decode does;
     a thread that would become more than ``budgets`` allow raises
@@ -201,7 +201,7 @@ def thread_flow(
     thread: Thread | None = None
     if may_stay_plain(plain.pages):
         thread = _check_decoded(tid, _decode(tid, plain.pages, (), memo), budgets)
-    blocks: FlavourPlan | None = None
+    blocks: FlavourPages | None = None
     blocks_live = _Live()
     if thread is None or blocks_needed(thread, row):
         blocks, blocks_live = yield from _flavour(tid, BLOCKS, page_limit, budgets)
@@ -231,7 +231,7 @@ def thread_flow(
     result = render_thread(inp, ctx, thread=thread)
     raw = (plain.raw_file, blocks.raw_file if blocks else None)
     budgets.check(tid, "bytes", output_bytes(result.files, *raw))
-    return ThreadPlan(tid, plain, blocks, refs, result)
+    return ThreadBuild(tid, plain, blocks, refs, result)
 
 
 def _live_urls(

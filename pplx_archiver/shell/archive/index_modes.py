@@ -4,8 +4,8 @@ A run with ``--mode`` that fetched a thread and found it of another mode records
 (through the writer's :class:`~pplx_archiver.core.archive.writes.ModeMemos` plan): the thread's key,
 the key of the listed update time it was fetched at, its mode and the run. The next run with
 ``--mode`` leaves it out without a request while its listed update time stays the same
-(:func:`~pplx_archiver.core.archive.plan.mode_known_outside`). The table is a cache: ``reindex``
-starts it empty, and a thread it no longer describes is simply fetched again.
+(:func:`~pplx_archiver.core.archive.decisions.mode_known_outside`). The table is a cache:
+``reindex`` starts it empty, and a thread it no longer describes is simply fetched again.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pplx_archiver.core.archive.plan import ModeMemo
+from pplx_archiver.core.archive.decisions import ModeMemo
 
 
 class ModeMemoTable:

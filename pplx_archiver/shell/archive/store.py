@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive import decisions
 from pplx_archiver.core.archive.writes import (
     Forget,
     ModeMemos,
@@ -173,7 +173,7 @@ class Archive:
         runs = self.index.runs(1)
         return runs[0] if runs else None
 
-    def stored_state(self, thread_uuid: str) -> planning.StoredState | None:
+    def stored_state(self, thread_uuid: str) -> decisions.StoredState | None:
         """What the incremental planner needs to know of a thread."""
         row = self.index.get(thread_uuid)
         if row is None:
@@ -183,7 +183,7 @@ class Archive:
         complete = complete and (row.completeness or {}).get("assets_complete", True) is not False
         if row.status == "done" and self.files_problem(row, deep=self.deep_check) is not None:
             complete = False  # files missing or changed (or the folder went away): refetch
-        return planning.StoredState(
+        return decisions.StoredState(
             status=row.status, last_updated=row.last_updated, complete=complete
         )
 
@@ -250,11 +250,11 @@ class Archive:
             return {"remote_deleted": row.remote_deleted}
         return {}
 
-    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+    def mode_memo(self, key: str) -> decisions.ModeMemo | None:
         """What a run with ``--mode`` last found of a thread of another mode, if anything."""
         return self.index.mode_memo(key)
 
-    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+    def remember_modes(self, memos: Sequence[tuple[str, decisions.ModeMemo]], run_id: int) -> int:
         """Record threads a run with ``--mode`` found of another mode (through the writer)."""
         return self.writer.apply(ModeMemos(tuple(memos), run_id))
 

@@ -20,9 +20,8 @@ from urllib.parse import urlparse
 
 from pplx_archiver.core.archive.writes import ThreadCommit
 from pplx_archiver.core.thread.budgets import Budgets
-from pplx_archiver.core.thread.flow import FlavourPlan, PageNeed, ThreadPlan, thread_flow
+from pplx_archiver.core.thread.flow import FlavourPages, PageNeed, ThreadBuild, thread_flow
 from pplx_archiver.core.thread.model import ListingRow, RawPage, RenderContext, RenderResult
-from pplx_archiver.core.thread.paginate import PagingRecord
 from pplx_archiver.errors import ConfigError, IdentityMismatchError
 from pplx_archiver.shell.archive.assets import AssetOutcome, AssetSession, current_session
 
@@ -36,26 +35,12 @@ class JsonApi(Protocol):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class FetchedPages:
-    """All pages of one flavour: decoded for the core, verbatim for the raw file.
-
-    ``raw_file`` and ``pages`` hold the bodies with signed-URL credentials masked
-    (:func:`~pplx_archiver.core.thread.scrub.scrub_signed_urls`): that is what is archived and
-    rendered, online and offline alike.
-    """
-
-    pages: tuple[RawPage, ...]
-    raw_file: bytes
-    record: PagingRecord
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
 class FetchedThread:
     """Everything fetched and rendered for one thread."""
 
     row: ListingRow
-    plain: FetchedPages
-    blocks: FetchedPages | None
+    plain: FlavourPages  # the pages as archived (signed-URL credentials masked)
+    blocks: FlavourPages | None
     result: RenderResult
     assets: AssetOutcome | None = None
 
@@ -78,12 +63,6 @@ class FetchedThread:
             assets_complete=assets.complete if assets is not None else True,
             run_id=run_id,
         )
-
-
-def _fetched(plan: FlavourPlan | None) -> FetchedPages | None:
-    if plan is None:
-        return None
-    return FetchedPages(plan.pages, plan.raw_file, plan.record)
 
 
 async def fetch_thread(
@@ -116,11 +95,9 @@ async def fetch_thread(
                 outcome = await session.collect(row.thread_id, need.refs)
                 answer = outcome.reports
     except StopIteration as stop:
-        plan: ThreadPlan = stop.value
-    plain = _fetched(plan.plain)
-    assert plain is not None
-    check_identity(row, plan.result.thread_uuid, plain.pages)
-    return FetchedThread(row, plain, _fetched(plan.blocks), plan.result, outcome)
+        built: ThreadBuild = stop.value
+    check_identity(row, built.result.thread_uuid, built.plain.pages)
+    return FetchedThread(row, built.plain, built.blocks, built.result, outcome)
 
 
 _ID_KEYS = ("thread_url_slug", "uuid", "backend_uuid", "context_uuid", "frontend_uuid")

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive import decisions
 from pplx_archiver.core.archive.writes import ThreadCommit
 from pplx_archiver.core.thread.budgets import Budgets
 from pplx_archiver.core.thread.model import ListingRow
@@ -161,7 +161,7 @@ class Store(Protocol):
     once; the writer process's store posts the commit and answers later.
     """
 
-    def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
+    def stored_state(self, thread_uuid: str) -> decisions.StoredState | None: ...
 
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
 
@@ -187,10 +187,10 @@ class Store(Protocol):
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
 
-    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+    def mode_memo(self, key: str) -> decisions.ModeMemo | None:
         """What the store remembers of a thread fetched before and found of another mode."""
 
-    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+    def remember_modes(self, memos: Sequence[tuple[str, decisions.ModeMemo]], run_id: int) -> int:
         """Remember threads fetched and found of another mode (``--mode``)."""
 
     def flush_done(self) -> int: ...

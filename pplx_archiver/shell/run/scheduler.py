@@ -24,7 +24,7 @@ import anyio
 import structlog
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive import decisions
 from pplx_archiver.core.findings.shrink import KNOWN_STATUSES
 from pplx_archiver.core.thread.model import ListingRow, RenderContext
 from pplx_archiver.errors import (
@@ -132,7 +132,7 @@ class Run:
         Nothing holds the listing: a row to fetch goes into the bounded stream as soon as it is
         decided (the listing waits while the workers are busy), the others are only counted.
         """
-        stop = planning.EarlyStop(0 if self.options.lists_everything else self.options.early_stop)
+        stop = decisions.EarlyStop(0 if self.options.lists_everything else self.options.early_stop)
         async with send:
             async for row in self.lister():
                 self.summary.listed += 1
@@ -143,12 +143,12 @@ class Run:
                 stored = self.store.stored_state(key)
                 if stored is not None and stored.status in KNOWN_STATUSES:
                     self.listed_known.add(key)
-                decision = planning.decide(row, stored, force=self.options.force)
+                decision = decisions.decide(row, stored, force=self.options.force)
                 counted = self._filters.left_out(self.store, row, key, decision)
                 self._decisions[counted] += 1
-                if decision == planning.UNCHANGED:
+                if decision == decisions.UNCHANGED:
                     self.summary.unchanged += 1
-                elif decision == planning.TERMINAL:
+                elif decision == decisions.TERMINAL:
                     self.summary.terminal += 1
                 elif counted != decision:
                     pass  # left out by --mode or --since, without a request
@@ -167,7 +167,7 @@ class Run:
             else:
                 self.listing_finished = self.listing_exhausted = True
         self._planned = True
-        self.summary.plan = dict(planning.Plan.of(self._decisions.elements()).counts)
+        self.summary.plan = dict(decisions.DecisionCounts.of(self._decisions.elements()).counts)
         log.info("RUN_PLAN", **self.summary.plan, listed=self.summary.listed)
         self.on_plan(self.summary)
 

@@ -27,7 +27,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive import decisions
 from pplx_archiver.core.archive.writes import RootFiles, ThreadCommit
 from pplx_archiver.core.spaces.members import member_folder
 from pplx_archiver.core.spaces.space_pages import SPACES_DIR, SpaceInfo, StoredThread, space_files
@@ -208,7 +208,7 @@ class SpaceAwareStore:
         self._store.commit_then(self._under_author(plan), then)
 
     # the rest: as the wrapped store
-    def stored_state(self, thread_uuid: str) -> planning.StoredState | None:
+    def stored_state(self, thread_uuid: str) -> decisions.StoredState | None:
         return self._store.stored_state(thread_uuid)
 
     def can_post(self) -> bool:
@@ -229,10 +229,10 @@ class SpaceAwareStore:
     def kept_record(self, thread_uuid: str) -> dict[str, Any]:
         return self._store.kept_record(thread_uuid)
 
-    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+    def mode_memo(self, key: str) -> decisions.ModeMemo | None:
         return self._store.mode_memo(key)
 
-    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+    def remember_modes(self, memos: Sequence[tuple[str, decisions.ModeMemo]], run_id: int) -> int:
         return self._store.remember_modes(memos, run_id)
 
     def flush_done(self) -> int:
@@ -321,8 +321,8 @@ class SpacesHook:
         force: bool = False,
     ) -> None:
         def unchanged(row: ListingRow) -> bool:
-            decision = planning.decide(row, archive.stored_state(row.key), force=force)
-            return decision in (planning.UNCHANGED, planning.TERMINAL)
+            decision = decisions.decide(row, archive.stored_state(row.key), force=force)
+            return decision in (decisions.UNCHANGED, decisions.TERMINAL)
 
         self.collector = SpaceCollector(
             client, library, own_username=own_username, skip=unchanged if incremental else None

@@ -50,7 +50,7 @@ from typing import IO, Any
 
 import structlog
 
-from pplx_archiver.core.archive import plan as planning
+from pplx_archiver.core.archive import decisions
 from pplx_archiver.core.archive.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.lock import held_lock_fd
@@ -315,13 +315,13 @@ class OffloadedStore:
         self.process.wait_ready()
 
     # reads: this process's index connection
-    def stored_state(self, thread_uuid: str) -> planning.StoredState | None:
+    def stored_state(self, thread_uuid: str) -> decisions.StoredState | None:
         return self.local.stored_state(thread_uuid)
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]:
         return self.local.kept_record(thread_uuid)
 
-    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+    def mode_memo(self, key: str) -> decisions.ModeMemo | None:
         return self.local.mode_memo(key)
 
     # changes: the child
@@ -353,7 +353,7 @@ class OffloadedStore:
     def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
         return bool(self.process.call("confirm_not_found", uuid, error, run_id, immediate))
 
-    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+    def remember_modes(self, memos: Sequence[tuple[str, decisions.ModeMemo]], run_id: int) -> int:
         return int(self.process.call("remember_modes", list(memos), run_id))
 
     def flush_done(self) -> int:

@@ -6,14 +6,14 @@ import dataclasses
 
 import pytest
 
-from pplx_archiver.core.archive.plan import (
+from pplx_archiver.core.archive.decisions import (
     BEFORE_SINCE,
     BY_LISTING,
     BY_MEMO,
     NEW,
     OTHER_MODE,
+    DecisionCounts,
     ModeMemo,
-    Plan,
     before_since,
     memo_of,
     mode_known_outside,
@@ -105,6 +105,6 @@ def test_before_since() -> None:
 
 def test_plan_counts_the_filtered_only_when_any() -> None:
     """The plan names other_mode / before_since only when a filter left threads out."""
-    assert [n for n, _ in Plan.of([NEW]).counts][-1] == "terminal"
-    counts = dict(Plan.of([NEW, OTHER_MODE, OTHER_MODE, BEFORE_SINCE]).counts)
+    assert [n for n, _ in DecisionCounts.of([NEW]).counts][-1] == "terminal"
+    counts = dict(DecisionCounts.of([NEW, OTHER_MODE, OTHER_MODE, BEFORE_SINCE]).counts)
     assert counts["other_mode"] == 2 and counts["before_since"] == 1

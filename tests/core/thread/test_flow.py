@@ -12,7 +12,7 @@ from pplx_archiver.core.thread import flow as flow_mod
 from pplx_archiver.core.thread.assets import extract_assets
 from pplx_archiver.core.thread.budgets import Budgets
 from pplx_archiver.core.thread.decode import DecodeMemo, decode_thread
-from pplx_archiver.core.thread.flow import AssetsNeed, PageNeed, ThreadPlan, thread_flow
+from pplx_archiver.core.thread.flow import AssetsNeed, PageNeed, ThreadBuild, thread_flow
 from pplx_archiver.core.thread.model import AssetFile, ListingRow, RawPage, ThreadInput
 from pplx_archiver.core.thread.paginate import BLOCKS, PLAIN
 from pplx_archiver.core.thread.rawfile import decode_raw_pages, encode_raw_pages
@@ -32,7 +32,7 @@ def _drive(
     assets: bool = True,
     downloads: tuple[AssetFile, ...] = (),
     budgets: Budgets | None = None,
-) -> tuple[ThreadPlan, list[Any]]:
+) -> tuple[ThreadBuild, list[Any]]:
     """Answer the flow from the input's page bodies (as bytes); return the plan and needs."""
     served = {PLAIN: list(inp.plain_pages), BLOCKS: list(inp.blocks_pages)}
     assert inp.listing is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from pplx_archiver.core.archive.plan import ModeMemo
+from pplx_archiver.core.archive.decisions import ModeMemo
 from pplx_archiver.core.archive.writes import ModeMemos
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.index import Index

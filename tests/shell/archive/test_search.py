@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import random
@@ -55,9 +56,13 @@ def _rows(db: sqlite3.Connection) -> list[tuple[Key, tuple[str, ...]]]:
     return [((uuid, turn), values) for uuid, turn, values in S.iter_prose(db)]
 
 
+# The naive reading folds each stored text once (the same texts are scanned for every query).
+_folded = functools.cache(S.fold)
+
+
 def _naive(rows: list[tuple[Key, tuple[str, ...]]], query: str) -> set[Key]:
     needle = S.fold(query)
-    return {key for key, values in rows if any(needle in S.fold(v) for v in values)}
+    return {key for key, values in rows if any(needle in _folded(v) for v in values)}
 
 
 def _found(db: sqlite3.Connection, query: str, **filters: str) -> set[Key]:

@@ -240,7 +240,7 @@ async def test_hook_skips_unchanged_space_rows_only_when_incremental(incremental
 
     class Archived(RecordingStore):
         def stored_state(self, thread_uuid: str) -> Any:
-            from pplx_archiver.core.archive.plan import StoredState
+            from pplx_archiver.core.archive.decisions import StoredState
 
             return (
                 StoredState("done", "2026-08-01T10:00:00.000001") if thread_uuid == "o1" else None

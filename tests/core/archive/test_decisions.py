@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from pplx_archiver.core.archive.plan import (
+from pplx_archiver.core.archive.decisions import (
     NEW,
     RETRY,
     TERMINAL,
     UNCHANGED,
     UPDATED,
+    DecisionCounts,
     EarlyStop,
-    Plan,
     StoredState,
     decide,
 )
@@ -48,5 +48,5 @@ def test_early_stop_needs_a_consecutive_run() -> None:
 
 def test_plan_line() -> None:
     """The one-line plan names every category in a fixed order."""
-    line = Plan.of([NEW, NEW, UNCHANGED, RETRY]).line()
+    line = DecisionCounts.of([NEW, NEW, UNCHANGED, RETRY]).line()
     assert line == "plan: 2 new, 0 updated, 1 retry, 1 unchanged, 0 terminal"

@@ -140,13 +140,13 @@ class EarlyStop:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Plan:
+class DecisionCounts:
     """Counts of a run's decisions, for the one-line plan and the summary."""
 
     counts: tuple[tuple[str, int], ...]
 
     @classmethod
-    def of(cls, decisions: Iterable[str]) -> Plan:
+    def of(cls, decisions: Iterable[str]) -> DecisionCounts:
         c = Counter(decisions)
         order: tuple[str, ...] = (NEW, UPDATED, RETRY, UNCHANGED, TERMINAL)
         order += tuple(name for name in (OTHER_MODE, BEFORE_SINCE) if c.get(name))
