@@ -1,6 +1,6 @@
 """Citations from the three channels, deduplicated by URL per turn and per thread.
 
-Channels (docs/dev/architecture.md, "Citations"): ``entry.sources`` (list form), the
+Channels (docs/dev/render-core.md, "Citations"): ``entry.sources`` (list form), the
 FINAL ``web_results`` (plain ``text``; its schematized twin is the ``web_results`` block)
 and every ``WORKFLOW_ITEM_SOURCES`` of the workflows rendered with the turn (sub-agents and council
 members included). The first occurrence of a URL (of a name, for a source cited without a

@@ -6,7 +6,7 @@ modes reads :data:`VIEWS` (computed by :func:`views_of`) when it runs: the class
 (``core/thread/modes.py``), the ask (``core/ask/asking.py``), the answer fallbacks
 (``core/thread/answers.py``), the thread URL and folder, the ``--mode`` choices of
 ``batch``/``sync``/``search``/``ask``, the MCP tools' filter and the site's insights. Adding
-a mode is adding a row here (docs/dev/architecture.md, "Tables");
+a mode is adding a row here (docs/dev/architecture.md, "One table per concept");
 ``tests/core/thread/test_mode_table.py`` fails when a mode is named anywhere else. The
 simulator (``sim/``) keeps its own, independent account of the modes on purpose: it plays the
 service, and the agreement tests compare the two.

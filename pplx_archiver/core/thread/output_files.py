@@ -6,7 +6,7 @@ them in a folder (``derived_files_on_disk``) and removes the ones a new render n
 produces; ``verify`` requires the ones every thread has. Everything else in a thread folder
 (raw pages, assets, history, a user's own files) is never touched as a derived file. Adding an
 output file is adding a row here and producing it in the render (docs/dev/architecture.md,
-"Tables"); ``tests/core/thread/test_output_files.py`` fails when the two disagree.
+"One table per concept"); ``tests/core/thread/test_output_files.py`` fails when the two disagree.
 """
 
 from __future__ import annotations

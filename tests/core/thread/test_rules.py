@@ -1,4 +1,4 @@
-"""The render-core rules (docs/dev/architecture.md), one behaviour per test, on small payloads."""
+"""The render-core rules (docs/dev/render-core.md), one behaviour per test, on small payloads."""
 
 from __future__ import annotations
 
