@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from pplx_archiver.core.relations.relations import counts as relation_counts
+from pplx_archiver.shell.archive.file_check import Coverage, invalid_threads
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, ThreadRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
@@ -49,21 +50,18 @@ class _Tally:
             {"thread_uuid": row.uuid, "title": row.title, "state": row.status, "since": since}
         )
 
-    def add_done(self, archive: Archive, row: ThreadRow) -> None:
-        problem = archive.files_problem(row)
-        if problem is not None:
-            self.invalid.append({"thread_uuid": row.uuid, "path": row.path, "problem": problem})
+    def add_done(self, row: ThreadRow) -> None:
         if row.degraded_turns:
             self.degraded.append(
                 {"thread_uuid": row.uuid, "path": row.path, "degraded_turns": row.degraded_turns}
             )
         self.by_mode[row.mode or "unknown"] += 1
 
-    def add(self, archive: Archive, row: ThreadRow) -> None:
+    def add(self, row: ThreadRow) -> None:
         if row.status == "not_found":
             self.not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
         if row.status == "done":
-            self.add_done(archive, row)
+            self.add_done(row)
         elif row.status in TERMINAL_STATUSES:
             self.add_tombstone(row)
         self.by_state[row.status] += 1
@@ -117,11 +115,26 @@ def _usage(archive: Archive) -> Any:
         usage_store.close()
 
 
+def _files_checked(archive: Archive, checked: Coverage) -> dict[str, Any]:
+    """What this report's file check covered, and the last complete pass of ``verify``."""
+    rotation = archive.index.verify_rotation()
+    return {
+        "threads": checked.threads,
+        "folders": checked.folders,
+        "files_of": checked.files,
+        "full": checked.full,
+        "verified_pass_ended": rotation.covered_at if rotation else None,
+    }
+
+
 def collect(archive: Archive) -> dict[str, Any]:
     """The status report as a JSON-able dict (``status --json`` prints it as is)."""
     tally = _Tally(dates=read_terminal_log(archive.out / INDEX_DIR / TERMINAL_LOG))
     for row in archive.iter_threads():
-        tally.add(archive, row)
+        tally.add(row)
+    checked = Coverage()
+    for item in invalid_threads(archive, checked):
+        tally.invalid.append({"thread_uuid": item.uuid, "path": item.path, "problem": item.problem})
     variants = archive.index.variants()
     from pplx_archiver.shell.run.coverage import listing_gap_reason
 
@@ -134,6 +147,7 @@ def collect(archive: Archive) -> dict[str, Any]:
         "not_found_count": len(tally.not_found),
         "invalid_files": tally.invalid[:MAX_LISTED],
         "invalid_files_count": len(tally.invalid),
+        "files_checked": _files_checked(archive, checked),
         "registry_problems": [
             {"line": number, "problem": text} for number, text in archive.registry.problems
         ],
@@ -216,6 +230,19 @@ def _last_run_lines(last: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _checked_line(checked: dict[str, Any]) -> str:
+    """What the file check covered: all files, or all folders and a share of the files."""
+    if checked["full"]:
+        line = f"stored files checked: all, of {checked['threads']} threads"
+    else:
+        line = (
+            f"stored files checked: {checked['folders']} folders, the files of "
+            f"{checked['files_of']} of {checked['threads']} threads (another share each run)"
+        )
+    ended = checked["verified_pass_ended"]
+    return line + f"; last complete verify --sample pass: {ended or 'none'}"
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The status report for a person."""
     lines = [f"archive: {report['out']}", f"threads: {report['threads']}"]
@@ -228,6 +255,7 @@ def render_text(report: dict[str, Any]) -> str:
     lines.extend(_last_run_lines(report["last_run"]))
     lines.append(f"pending retry: {report['pending_retry']}")
     lines.append(f"next sync's early stop: {report['early_stop']}")
+    lines.append(_checked_line(report["files_checked"]))
     if report["tombstones_count"]:
         lines.append(
             f"tombstoned (deleted, expired, not found; archived again when listed or "
