@@ -245,6 +245,24 @@ class SpaceAwareStore:
         return getattr(self._store, name)
 
 
+class SpaceAwareOffload:
+    """The run's writer process (an :class:`~pplx_archiver.shell.run.run_types.Offload`),
+    its store wrapped so that others' threads are still committed under their author."""
+
+    def __init__(self, offload: Any, collector: SpaceCollector) -> None:
+        self._offload = offload
+        self._collector = collector
+        self.min_threads: int = offload.min_threads
+
+    def __call__(self, to_fetch: int) -> Any:
+        store = self._offload(to_fetch)
+        return None if store is None else SpaceAwareStore(store, self._collector)
+
+    def discard(self) -> None:
+        """As the wrapped offload."""
+        self._offload.discard()
+
+
 # --------------------------------------------------------------------------- pages
 
 
@@ -335,6 +353,10 @@ class SpacesHook:
     def rows(self) -> AsyncIterator[ListingRow]:
         """The run's listing (see :meth:`SpaceCollector.rows`)."""
         return self.collector.rows()
+
+    def offload(self, offload: Any) -> SpaceAwareOffload | None:
+        """The run's writer process, committing others' threads under their author."""
+        return None if offload is None else SpaceAwareOffload(offload, self.collector)
 
     def write_pages(self, writer: _Writer) -> int:
         """Write the space pages after the run (see :func:`write_space_pages`)."""
