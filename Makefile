@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-history bench-site bench-scale bench-mcp soak clean
+.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-history bench-site bench-scale bench-scale-offline bench-mcp soak clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required (set PYTHON=...)")'
@@ -35,9 +35,13 @@ fmt: $(DEV_STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# The package (--strict) and the tests (the settings in pyproject.toml) are checked side by side,
+# one process per core. Each keeps its own cache: their options differ, so a shared cache would
+# be invalidated by the other run every time.
 typecheck: $(DEV_STAMP)
-	$(BIN)/mypy --strict pplx_archiver
-	$(BIN)/mypy tests
+	$(BIN)/mypy --strict --cache-dir .mypy_cache/package pplx_archiver & package=$$!; \
+	  $(BIN)/mypy --cache-dir .mypy_cache/tests tests; tests=$$?; \
+	  wait $$package && exit $$tests
 
 # The browser tests (tests/site) drive Debian's Chromium through Playwright (Playwright's own
 # browser download is not used): install the package when it is missing.
@@ -49,15 +53,26 @@ browser:
 	  $$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	fi
 
-# The whole suite in PYTEST_WORKERS processes (pytest-xdist), with coverage of the package
-# measured across them (pytest-cov; the floor, fail_under, is in pyproject.toml). Three workers on
-# two cores: about half of the suite's time is spent waiting (simulated latency, rate limits,
-# backoffs, subprocesses), so a third worker keeps both cores busy. Tracing roughly doubles the
-# time of the CPU-bound tests (the 2,000-thread simulated account), so the per-test hang guard is
-# raised from 300 s to 900 s. `coverage report -m` afterwards lists the lines not covered.
+# The whole suite, in two pytest runs (pytest-xdist, work-stealing: a worker that runs dry takes
+# over the rest of another's share):
+# 1. every test not marked `heavy`, in PYTEST_WORKERS processes, with coverage of the package
+#    measured across them (pytest-cov; the floor, fail_under, is in pyproject.toml). Tracing
+#    slows the traced code down about twofold, so the per-test hang guard is raised from 300 s
+#    to 900 s;
+# 2. the tests marked `heavy` (the large CPU-bound agreement runs, such as the 2,000-thread
+#    simulated account), once and untraced, in HEAVY_WORKERS processes (one a core: they wait
+#    on nothing), with the same 900 s guard (the 2,000-thread account takes minutes on a busy
+#    machine even untraced). The lines they reach are reached by traced tests as well: the
+#    total of run 1 is the coverage figure.
+# Three workers on two cores: much of the suite's time is spent waiting (simulated latency, rate
+# limits, backoffs, subprocesses), so a third worker keeps both cores busy.
+# `coverage report -m` afterwards lists the lines not covered.
 PYTEST_WORKERS ?= 3
+HEAVY_WORKERS ?= 2
 pytest: $(DEV_STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --cov --cov-report= -o timeout=900
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "not heavy" \
+	  --cov --cov-report= -o timeout=900
+	$(BIN)/python -m pytest -q -n $(HEAVY_WORKERS) --dist worksteal -m heavy -o timeout=900
 	@echo "coverage (branches included):"
 	$(BIN)/python -m coverage report --format=total
 
@@ -79,6 +94,11 @@ bench-site: $(RUN_STAMP)
 SCALE_SIZES ?= 10000,100000
 bench-scale: $(RUN_STAMP)
 	$(BIN)/python scripts/bench_scale.py --sizes $(SCALE_SIZES) $(if $(SCALE_WORK),--work $(SCALE_WORK) --reuse)
+
+# site, re-render, reindex, relations at two sizes, the site's search data in Chromium,
+# search by stages: bench/scale-offline.json (docs/dev/benchmarks.md).
+bench-scale-offline: $(DEV_STAMP)
+	$(BIN)/python scripts/bench_scale_offline.py
 
 # The MCP server's tool latency (needs the `mcp` extra, part of the dev install).
 bench-mcp: $(DEV_STAMP)

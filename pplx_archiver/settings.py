@@ -51,6 +51,9 @@ class Settings:
     log_format: str = "auto"
     lister: str = "rest"
     impersonate: str | None = None
+    # An http:// or https:// proxy for every request (else HTTPS_PROXY/HTTP_PROXY/ALL_PROXY
+    # and NO_PROXY from the environment: shell/net/proxy.py). May hold a password.
+    proxy: str | None = dataclasses.field(default=None, repr=False)
     graphql_hashes: Mapping[str, str] = dataclasses.field(default_factory=dict)
     early_stop: int = 50
     page_limit: int = 100
@@ -173,6 +176,7 @@ _ENV = {
     "PPLX_MAX_THREAD_VALUES": "max_thread_values",
     "PPLX_CONSOLE_LEVEL": "console_level",
     "PPLX_WRITER_PROCESS": "writer_process",
+    "PPLX_PROXY": "proxy",
 }
 
 

@@ -66,7 +66,7 @@ def _raw_of(out: Path, uuids: set[str]) -> int:
 
 
 def _mutate(sim: RunningSim, body: dict[str, Any]) -> Any:
-    return httpx.post(sim.base_url + "/__sim/mutate", json=body, timeout=30).json()
+    return httpx.post(sim.base_url + "/__sim/mutate", json=body, timeout=300).json()
 
 
 def _timed(args: list[str], repeat: int = 5) -> float:
@@ -97,7 +97,7 @@ def main() -> None:
             for _ in range(args.syncs):
                 _cli(["sync", *_sim_args(sim, out)])
             unchanged_growth = _history_bytes(out)
-            truth = httpx.get(sim.base_url + "/__sim/truth", timeout=30).json()["threads"]
+            truth = httpx.get(sim.base_url + "/__sim/truth", timeout=300).json()["threads"]
             answered = [t["uuid"] for t in truth if t["era_state"] == "ok" and t["turns"] >= 1]
             per_day = max(2, round(args.threads * args.share))
             expected, changed, cursor = 0, set(), 0

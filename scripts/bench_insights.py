@@ -24,10 +24,11 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pplx_archiver.core.thread.mode_table import VIEWS  # noqa: E402
 from pplx_archiver.site import build as site_build  # noqa: E402
 from pplx_archiver.site.pages import ThreadMeta, page_id  # noqa: E402
 
-MODES = ("search", "deep-research", "computer", "council", "study")
+MODES = VIEWS.names
 MODELS = ("pplx_pro", "turbo", "gpt5", "claude", "gemini", "o3", "grok", "r1", "sonar", "")
 DOMAINS = [f"site{n}.example.org" for n in range(300)]
 

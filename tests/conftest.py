@@ -34,9 +34,11 @@ SUITE_VARIABLES = frozenset({"PPLX_SOAK", "PPLX_UPDATE_GOLDEN"})
 
 @pytest.fixture(autouse=True)
 def _no_user_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """PPLX_* settings from the environment are dropped; the config folder is the test's own."""
+    """PPLX_* settings and proxy variables from the environment are dropped; the config folder
+    is the test's own."""
     for name in list(os.environ):
-        if name.startswith("PPLX_") and name not in SUITE_VARIABLES:
+        proxy = name.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+        if proxy or (name.startswith("PPLX_") and name not in SUITE_VARIABLES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "user-config"))
     monkeypatch.setenv("PPLX_LOG_DIR", str(tmp_path / "user-log"))

@@ -24,9 +24,10 @@ from typing import Any, NoReturn
 import typer
 
 from pplx_archiver import logconfig
+from pplx_archiver.core.archive.writes import RunOutcome
 from pplx_archiver.errors import EXIT_INTERRUPTED, EXIT_OK, PplxError, exit_code_for
 from pplx_archiver.shell.archive.index import Index, RunRow
-from pplx_archiver.shell.archive.store import INDEX_DIR
+from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.run import monitor
 
 # A ping does not hold a run up: a dead monitoring host costs at most this per ping.
@@ -52,11 +53,11 @@ def _index_path(opts: Any) -> Path | None:
     return out_dir / INDEX_DIR / "archive.sqlite"
 
 
-def _open_index(path: Path | None, *, read_only: bool = True) -> Index | None:
+def _open_index(path: Path | None) -> Index | None:
     if path is None or not path.is_file():
         return None
     try:
-        return Index(path, read_only=read_only)
+        return Index(path, read_only=True)
     except PplxError:
         return None  # the command itself reports an unreadable index
 
@@ -94,8 +95,8 @@ def _finish_history(
     """Record the outcome of this command's run; return its row and the archive's figures.
 
     A dry run recorded no run: the index is only read (an unwritable archive will do)."""
-    index = _open_index(index_path, read_only=dry_run)
-    if index is None:
+    index = _open_index(index_path)
+    if index is None or index_path is None:
         return None, {}
     try:
         run: RunRow | None = None
@@ -106,7 +107,9 @@ def _finish_history(
         if run is not None:
             code, error = outcome
             shown = str(log_file.absolute()) if log_file else None  # from any folder
-            index.record_run_outcome(run.id, code, shown, error)
+            if not dry_run:  # through the archive's writer
+                with Archive(index_path.parent.parent) as archive:
+                    archive.writer.apply(RunOutcome(run.id, code, shown, error))
             run = index.run(run.id)
         figures = {
             "state_counts": index.counts(),

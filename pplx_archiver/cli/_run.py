@@ -36,6 +36,7 @@ from pplx_archiver.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.net.credentials import NamedCredential
+    from pplx_archiver.shell.run.run_types import RunOptions
 
 # The log file of the command being run (the run history records it).
 CURRENT_LOG_FILE: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
@@ -71,6 +72,7 @@ class CommonOptions:
     session_token: str | None = None
     cookies_from: str | None = None
     impersonate: str | None = None
+    proxy: str | None = None
     account: list[str] | None = None
     asset_concurrency: int | None = None
     asset_rate: float | None = None
@@ -91,6 +93,25 @@ class CommonOptions:
     quiet: bool = False
     monitor: MonitorOptions = dataclasses.field(default_factory=MonitorOptions)
 
+    def run_options(self, command: str) -> RunOptions:
+        """What the command line asks of the run, as the shell's typed options."""
+        from pplx_archiver.shell.run.run_types import RunOptions
+
+        return RunOptions(
+            command=command,
+            modes=self.modes,
+            limit=self.limit,
+            dry_run=self.dry_run,
+            force=self.force,
+            full=self.full,
+            check_deleted=self.check_deleted,
+            include_spaces=self.include_spaces,
+            online=self.online,
+            accept_shrink=self.accept_shrink,
+            thread_ids=tuple(self.thread or ()),
+            since=self.since,
+        )
+
     def settings(self) -> Settings:
         return load_settings(
             {
@@ -107,6 +128,7 @@ class CommonOptions:
                 "session_token": self.session_token,
                 "cookies_from": self.cookies_from,
                 "impersonate": self.impersonate,
+                "proxy": self.proxy,
                 "asset_concurrency": self.asset_concurrency,
                 "asset_rate": self.asset_rate,
                 "max_asset_bytes": self.max_asset_bytes,
@@ -148,9 +170,11 @@ def run_logging(
     path = logs.absolute() / f"{command}-{utc_stamp()}.jsonl"
     CURRENT_LOG_FILE.set(path)
     logconfig.register_secret(settings.session_token)
-    try:
-        logs.mkdir(parents=True, exist_ok=True)
-        fh: IO[bytes] | None = path.open("ab")
+    from pplx_archiver.core.archive.writes import RunLog
+    from pplx_archiver.shell.archive.writer import ArchiveWriter
+
+    try:  # opened by the archive's writer (the folder made first)
+        fh: IO[bytes] | None = ArchiveWriter.open_log(RunLog(str(logs.absolute()), path.name))
     except OSError:
         if required and in_archive:
             raise
@@ -278,15 +302,16 @@ def _run_cli(command: str, opts: CommonOptions) -> None:
     if opts.verbose and opts.quiet:
         raise typer.Exit(fail(ConfigError("--verbose and --quiet exclude each other")))
     try:
+        options = opts.run_options(command)
         with command_scope(settings, command, lock=not opts.dry_run) as log_path:
             accounts = _accounts(settings, command, opts)
             if accounts is not None:
                 from pplx_archiver.shell.run.accounts import run_accounts
 
-                several = anyio.run(run_accounts, settings, command, opts, accounts, log_path)
+                several = anyio.run(run_accounts, settings, options, accounts, log_path)
                 code = several.exit_code
             else:
-                summary = anyio.run(run_command, settings, command, opts, log_path)
+                summary = anyio.run(run_command, settings, options, log_path)
                 code = EXIT_FAILURES if summary.failed or summary.incomplete else EXIT_OK
     except (PplxError, KeyboardInterrupt, OSError, sqlite3.Error) as exc:
         raise typer.Exit(fail(exc)) from None

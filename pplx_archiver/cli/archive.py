@@ -11,17 +11,15 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._monitor import MonitorOptions
 from pplx_archiver.cli._options import (
     ACCOUNT,
-    BASE_URL,
-    COOKIES,
-    COOKIES_FROM,
-    IMPERSONATE,
     LOG_FORMAT,
-    TOKEN,
+    SESSION_OPTIONS,
+    OptionTable,
     bounded,
     check_since,
+    shared_options,
 )
 from pplx_archiver.cli._run import CommonOptions, fail, run_cli
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import ConfigError
 
 OUT = typer.Option(
@@ -32,7 +30,8 @@ MODE = typer.Option(
     "--mode",
     "-m",
     metavar="MODE",
-    help=f"Only threads of these modes (repeatable): {', '.join(MODES)}; e.g. --mode study. "
+    help="Only threads of these modes (repeatable): "
+    f"{', '.join(mode_table.VIEWS.names)}; e.g. --mode study. "
     "Threads whose mode the listing or an earlier run tells are not fetched.",
 )
 SINCE = typer.Option(
@@ -208,6 +207,70 @@ METRICS_FILE = typer.Option(
 )
 
 
+# Each option of the archiving commands, declared once: name → (type, option); the session
+# options are the shared ones of cli/_options.py.
+RUN_OPTIONS: OptionTable = {
+    "out": (Path | None, OUT),
+    "mode": (list[str] | None, MODE),
+    "since": (str | None, SINCE),
+    "limit": (int | None, LIMIT),
+    "concurrency": (int | None, CONCURRENCY),
+    "rate": (float | None, RATE),
+    "burst": (int | None, BURST),
+    "lang": (str | None, LANG),
+    "log_format": (str | None, LOG_FORMAT),
+    "dry_run": (bool, DRY_RUN),
+    "force": (bool, FORCE),
+    "full": (bool, FULL),
+    "early_stop": (int | None, EARLY_STOP),
+    "lister": (str | None, LISTER),
+    "include_spaces": (bool, INCLUDE_SPACES),
+    "accept_shrink": (bool, ACCEPT_SHRINK),
+    "asset_concurrency": (int | None, ASSET_CONCURRENCY),
+    "asset_rate": (float | None, ASSET_RATE),
+    "max_asset_bytes": (int | None, MAX_ASSET_BYTES),
+    "page_limit": (int | None, PAGE_LIMIT),
+    "json_summary": (bool, JSON),
+    "healthcheck": (str | None, HEALTHCHECK),
+    "metrics_file": (Path | None, METRICS_FILE),
+    "request_deadline": (float | None, REQUEST_DEADLINE),
+    "download_deadline": (float | None, DOWNLOAD_DEADLINE),
+    "total_deadline": (float | None, TOTAL_DEADLINE),
+    "max_body_bytes": (int | None, MAX_BODY_BYTES),
+    "max_thread_entries": (int | None, MAX_THREAD_ENTRIES),
+    "max_thread_turns": (int | None, MAX_THREAD_TURNS),
+    "max_thread_blocks": (int | None, MAX_THREAD_BLOCKS),
+    "max_thread_sources": (int | None, MAX_THREAD_SOURCES),
+    "max_thread_depth": (int | None, MAX_THREAD_DEPTH),
+    "max_thread_bytes": (int | None, MAX_THREAD_BYTES),
+    "max_thread_values": (int | None, MAX_THREAD_VALUES),
+    "verbose": (bool, VERBOSE),
+    "quiet": (bool, QUIET),
+    "account": (list[str] | None, ACCOUNT),
+    **SESSION_OPTIONS,
+}
+# The options of each command, in the order --help shows them.
+_DEADLINES_AND_BUDGETS = (
+    "request_deadline", "download_deadline", "total_deadline", "max_body_bytes",
+    "max_thread_entries", "max_thread_turns", "max_thread_blocks", "max_thread_sources",
+    "max_thread_depth", "max_thread_bytes", "max_thread_values",
+)  # fmt: skip
+_MONITOR = ("json_summary", "healthcheck", "metrics_file")
+_SESSION = tuple(SESSION_OPTIONS)
+_LISTING = (
+    "out", "mode", "since", "limit", "concurrency", "rate", "burst", "lang", "log_format",
+    "dry_run", "force", "full", "early_stop", "lister", "include_spaces",
+)  # fmt: skip
+_FETCH = ("accept_shrink", "asset_concurrency", "asset_rate", "max_asset_bytes", "page_limit",
+          *_MONITOR, *_DEADLINES_AND_BUDGETS, "verbose", "quiet", *_SESSION, "account")  # fmt: skip
+BATCH_OPTIONS = (*_LISTING, *_FETCH)
+SYNC_OPTIONS = (*_LISTING, "check_deleted", "retry_failed", *_FETCH, "site")
+EXPORT_OPTIONS = ("thread", "out", "lang", "log_format", *_MONITOR, *_DEADLINES_AND_BUDGETS,
+                  "verbose", "quiet", *_SESSION)  # fmt: skip
+SYNC_DELETED_OPTIONS = ("out", "online", "accept_shrink", "log_format", "lister", *_MONITOR,
+                        *_SESSION, "verbose", "quiet")  # fmt: skip
+
+
 def _common(**kw: Any) -> CommonOptions:
     kw["monitor"] = MonitorOptions(
         json=kw.pop("json_summary"),
@@ -216,9 +279,10 @@ def _common(**kw: Any) -> CommonOptions:
         retry_failed=kw.pop("retry_failed", False),
     )
     modes = tuple(kw.pop("mode") or ())
-    bad = [m for m in modes if m not in MODES]
+    names = mode_table.VIEWS.names
+    bad = [m for m in modes if m not in names]
     if bad:
-        raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+        raise typer.BadParameter(f"unknown mode {bad[0]!r}; choose from {', '.join(names)}")
     try:
         kw["since"] = check_since(kw.get("since"))
     except ConfigError as exc:
@@ -227,49 +291,9 @@ def _common(**kw: Any) -> CommonOptions:
 
 
 @app.command()
+@shared_options(RUN_OPTIONS, BATCH_OPTIONS)
 def batch(
-    out: Path | None = OUT,
-    mode: list[str] | None = MODE,
-    since: str | None = SINCE,
-    limit: int | None = LIMIT,
-    concurrency: int | None = CONCURRENCY,
-    rate: float | None = RATE,
-    burst: int | None = BURST,
-    lang: str | None = LANG,
-    log_format: str | None = LOG_FORMAT,
-    dry_run: bool = DRY_RUN,
-    force: bool = FORCE,
-    full: bool = FULL,
-    early_stop: int | None = EARLY_STOP,
-    lister: str | None = LISTER,
-    include_spaces: bool = INCLUDE_SPACES,
-    accept_shrink: bool = ACCEPT_SHRINK,
-    asset_concurrency: int | None = ASSET_CONCURRENCY,
-    asset_rate: float | None = ASSET_RATE,
-    max_asset_bytes: int | None = MAX_ASSET_BYTES,
-    page_limit: int | None = PAGE_LIMIT,
-    json_summary: bool = JSON,
-    healthcheck: str | None = HEALTHCHECK,
-    metrics_file: Path | None = METRICS_FILE,
-    request_deadline: float | None = REQUEST_DEADLINE,
-    download_deadline: float | None = DOWNLOAD_DEADLINE,
-    total_deadline: float | None = TOTAL_DEADLINE,
-    max_body_bytes: int | None = MAX_BODY_BYTES,
-    max_thread_entries: int | None = MAX_THREAD_ENTRIES,
-    max_thread_turns: int | None = MAX_THREAD_TURNS,
-    max_thread_blocks: int | None = MAX_THREAD_BLOCKS,
-    max_thread_sources: int | None = MAX_THREAD_SOURCES,
-    max_thread_depth: int | None = MAX_THREAD_DEPTH,
-    max_thread_bytes: int | None = MAX_THREAD_BYTES,
-    max_thread_values: int | None = MAX_THREAD_VALUES,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
-    base_url: str | None = BASE_URL,
-    cookies: Path | None = COOKIES,
-    session_token: str | None = TOKEN,
-    cookies_from: str | None = COOKIES_FROM,
-    impersonate: str | None = IMPERSONATE,
-    account: list[str] | None = ACCOUNT,
+    **options: Any,
 ) -> None:
     """Archive every listed thread; threads archived before and unchanged are skipped.
 
@@ -283,62 +307,22 @@ def batch(
       pplx-export batch -o ~/pplx-archive --mode study --since 2026-07-01 --dry-run
       pplx-export batch -o ~/pplx-archive --account work
     """
-    run_cli("batch", _common(**locals()))
+    run_cli("batch", _common(**options))
 
 
 @app.command()
+@shared_options(RUN_OPTIONS, SYNC_OPTIONS)
 def sync(
-    out: Path | None = OUT,
-    mode: list[str] | None = MODE,
-    since: str | None = SINCE,
-    limit: int | None = LIMIT,
-    concurrency: int | None = CONCURRENCY,
-    rate: float | None = RATE,
-    burst: int | None = BURST,
-    lang: str | None = LANG,
-    log_format: str | None = LOG_FORMAT,
-    dry_run: bool = DRY_RUN,
-    force: bool = FORCE,
-    full: bool = FULL,
-    early_stop: int | None = EARLY_STOP,
-    lister: str | None = LISTER,
-    include_spaces: bool = INCLUDE_SPACES,
     check_deleted: bool = typer.Option(
         False, "--check-deleted", help="Also confirm deletions online and tombstone them."
     ),
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Fetch exactly the threads `pplx-export failed` lists."
     ),
-    accept_shrink: bool = ACCEPT_SHRINK,
-    asset_concurrency: int | None = ASSET_CONCURRENCY,
-    asset_rate: float | None = ASSET_RATE,
-    max_asset_bytes: int | None = MAX_ASSET_BYTES,
-    page_limit: int | None = PAGE_LIMIT,
-    json_summary: bool = JSON,
-    healthcheck: str | None = HEALTHCHECK,
-    metrics_file: Path | None = METRICS_FILE,
-    request_deadline: float | None = REQUEST_DEADLINE,
-    download_deadline: float | None = DOWNLOAD_DEADLINE,
-    total_deadline: float | None = TOTAL_DEADLINE,
-    max_body_bytes: int | None = MAX_BODY_BYTES,
-    max_thread_entries: int | None = MAX_THREAD_ENTRIES,
-    max_thread_turns: int | None = MAX_THREAD_TURNS,
-    max_thread_blocks: int | None = MAX_THREAD_BLOCKS,
-    max_thread_sources: int | None = MAX_THREAD_SOURCES,
-    max_thread_depth: int | None = MAX_THREAD_DEPTH,
-    max_thread_bytes: int | None = MAX_THREAD_BYTES,
-    max_thread_values: int | None = MAX_THREAD_VALUES,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
-    base_url: str | None = BASE_URL,
-    cookies: Path | None = COOKIES,
-    session_token: str | None = TOKEN,
-    cookies_from: str | None = COOKIES_FROM,
-    impersonate: str | None = IMPERSONATE,
-    account: list[str] | None = ACCOUNT,
     site: bool = typer.Option(
         False, "--site", help="Then update the static site (<archive>/site), as `site` does."
     ),
+    **options: Any,
 ) -> None:
     """Incremental run for schedules: only new, moved and earlier-failed threads are fetched.
 
@@ -354,43 +338,21 @@ def sync(
       pplx-export sync -o ~/pplx-archive --check-deleted --log-format json
       pplx-export sync -o ~/pplx-archive --mode study --site --json
     """
-    options = {k: v for k, v in locals().items() if k != "site"}
-    if not site or dry_run:
+    options.update(check_deleted=check_deleted, retry_failed=retry_failed)
+    if not site or options["dry_run"]:
         run_cli("sync", _common(**options))
     from pplx_archiver.cli.site import after_sync
 
-    after_sync(lambda: run_cli("sync", _common(**options)), out, log_format)
+    after_sync(lambda: run_cli("sync", _common(**options)), options["out"], options["log_format"])
 
 
 @app.command()
+@shared_options(RUN_OPTIONS, EXPORT_OPTIONS)
 def export(
     thread: list[str] = typer.Argument(
         ..., metavar="THREAD", help="Thread uuid, slug or URL (one or more)."
     ),
-    out: Path | None = OUT,
-    lang: str | None = LANG,
-    log_format: str | None = LOG_FORMAT,
-    json_summary: bool = JSON,
-    healthcheck: str | None = HEALTHCHECK,
-    metrics_file: Path | None = METRICS_FILE,
-    request_deadline: float | None = REQUEST_DEADLINE,
-    download_deadline: float | None = DOWNLOAD_DEADLINE,
-    total_deadline: float | None = TOTAL_DEADLINE,
-    max_body_bytes: int | None = MAX_BODY_BYTES,
-    max_thread_entries: int | None = MAX_THREAD_ENTRIES,
-    max_thread_turns: int | None = MAX_THREAD_TURNS,
-    max_thread_blocks: int | None = MAX_THREAD_BLOCKS,
-    max_thread_sources: int | None = MAX_THREAD_SOURCES,
-    max_thread_depth: int | None = MAX_THREAD_DEPTH,
-    max_thread_bytes: int | None = MAX_THREAD_BYTES,
-    max_thread_values: int | None = MAX_THREAD_VALUES,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
-    base_url: str | None = BASE_URL,
-    cookies: Path | None = COOKIES,
-    session_token: str | None = TOKEN,
-    cookies_from: str | None = COOKIES_FROM,
-    impersonate: str | None = IMPERSONATE,
+    **options: Any,
 ) -> None:
     """Archive the given threads now, whether or not they changed.
 
@@ -399,28 +361,16 @@ def export(
       pplx-export export -o ~/pplx-archive https://www.perplexity.ai/search/<slug>
       pplx-export export -o ~/pplx-archive <uuid> <uuid>
     """
-    run_cli("export", _common(mode=None, force=True, **locals()))
+    run_cli("export", _common(thread=thread, mode=None, force=True, **options))
 
 
 @app.command("sync-deleted")
+@shared_options(RUN_OPTIONS, SYNC_DELETED_OPTIONS)
 def sync_deleted(
-    out: Path | None = OUT,
     online: bool = typer.Option(
         False, "--online", help="Confirm each candidate with a thread request and tombstone it."
     ),
-    accept_shrink: bool = ACCEPT_SHRINK,
-    log_format: str | None = LOG_FORMAT,
-    lister: str | None = LISTER,
-    json_summary: bool = JSON,
-    healthcheck: str | None = HEALTHCHECK,
-    metrics_file: Path | None = METRICS_FILE,
-    base_url: str | None = BASE_URL,
-    cookies: Path | None = COOKIES,
-    session_token: str | None = TOKEN,
-    cookies_from: str | None = COOKIES_FROM,
-    impersonate: str | None = IMPERSONATE,
-    verbose: bool = VERBOSE,
-    quiet: bool = QUIET,
+    **options: Any,
 ) -> None:
     """Find archived threads missing from the listing; with --online, confirm and tombstone.
 
@@ -435,7 +385,7 @@ def sync_deleted(
       pplx-export sync-deleted -o ~/pplx-archive --online
       pplx-export sync-deleted -o ~/pplx-archive --online --accept-shrink
     """
-    run_cli("sync-deleted", _common(mode=None, **locals()))
+    run_cli("sync-deleted", _common(online=online, mode=None, **options))
 
 
 @app.command()

@@ -12,7 +12,6 @@ import dataclasses
 import os
 import sqlite3
 import sys
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,14 @@ from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import (
     JSON_OUT,
+    OUT,
     QUIET,
     VERBOSE,
     bounded,
     console_level,
+    open_archive,
     print_json,
+    require_archive_folder,
 )
 from pplx_archiver.cli._run import command_scope, project_error
 from pplx_archiver.core.archive.writes import VerifyRotation
@@ -35,22 +37,19 @@ from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,
     EXIT_USAGE,
-    ConfigError,
     PplxError,
     exit_code_for,
 )
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care import rerender as rerender_mod
 from pplx_archiver.shell.care import status as status_mod
 from pplx_archiver.shell.care import verify as verify_mod
 from pplx_archiver.shell.care import verify_sample
 from pplx_archiver.shell.run.progress import Meter
 
-OUT_HELP = "Archive folder (default: $PPLX_OUT, the config file, or ./archive)."
 
-
-def _settings(
+def care_settings(
     out: Path | None,
     lang: str | None = None,
     log_format: str | None = None,
@@ -61,27 +60,7 @@ def _settings(
     )
 
 
-def _open(settings: Settings, *, read_only: bool) -> Archive:
-    """The archive at ``settings.out_dir``; a missing one is a usage error.
-
-    Read-only opens (status, verify, re-render --dry-run) use SQLite's read-only mode and
-    never start a write transaction: they work on a read-only archive and beside a writer.
-    """
-    _require_archive(settings)
-    return Archive(settings.out_dir, read_only=read_only)
-
-
-def _require_archive(settings: Settings) -> None:
-    if settings.out_dir.exists() and not settings.out_dir.is_dir():
-        raise ConfigError(f"--out {settings.out_dir}: not a folder")
-    if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-        raise ConfigError(
-            f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-            "pass --out or set PPLX_OUT"
-        )
-
-
-def _fail(exc: BaseException, code: int | None = None) -> None:
+def exit_with(exc: BaseException, code: int | None = None) -> None:
     """Print an error for a person and exit with its code (or ``code``)."""
     exc = project_error(exc)
     if isinstance(exc, PplxError):
@@ -91,14 +70,9 @@ def _fail(exc: BaseException, code: int | None = None) -> None:
     raise typer.Exit(exit_code_for(exc) if code is None else code)
 
 
-def _run_log(settings: Settings, command: str, *, lock: bool) -> AbstractContextManager[Path]:
-    """Events to ``index/logs/<command>-<UTC>.jsonl`` and stderr; the writer lock if ``lock``."""
-    return command_scope(settings, command, lock=lock)
-
-
 @app.command("re-render")
 def re_render(
-    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
+    out: Path | None = OUT,
     thread_json: bool = typer.Option(
         False, "--thread-json", help="Also rewrite thread.json (left alone by default)."
     ),
@@ -143,11 +117,11 @@ def re_render(
       pplx-export re-render -o ~/pplx-archive --lang zh --jobs 2
     """
     try:
-        settings = _settings(out, lang, log_format, console_level(quiet, verbose))
-        _require_archive(settings)
+        settings = care_settings(out, lang, log_format, console_level(quiet, verbose))
+        require_archive_folder(settings)
         with (
-            _run_log(settings, "re-render", lock=not dry_run),
-            _open(settings, read_only=dry_run) as archive,
+            command_scope(settings, "re-render", lock=not dry_run),
+            open_archive(settings, read_only=dry_run) as archive,
         ):
             summary = rerender_mod.rerender(
                 archive,
@@ -158,7 +132,7 @@ def re_render(
                 jobs=jobs or os.cpu_count() or 1,
             )
     except (PplxError, OSError, sqlite3.Error) as exc:
-        _fail(exc)
+        exit_with(exc)
         return
     if as_json:
         print_json(summary.as_event() | {"dry_run": dry_run})
@@ -179,7 +153,7 @@ def re_render(
 
 @app.command("status")
 def status(
-    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
+    out: Path | None = OUT,
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
 ) -> None:
     """Report the archive's state from its index: local and read-only.
@@ -193,11 +167,11 @@ def status(
       pplx-export status -o ~/pplx-archive --json
     """
     try:
-        settings = _settings(out)
-        with _open(settings, read_only=True) as archive:
+        settings = care_settings(out)
+        with open_archive(settings, read_only=True) as archive:
             report = status_mod.collect(archive)
     except (PplxError, OSError, sqlite3.Error) as exc:
-        _fail(exc, EXIT_USAGE)  # no archive, or an index it cannot read: 2 (docs)
+        exit_with(exc, EXIT_USAGE)  # no archive, or an index it cannot read: 2 (docs)
         return
     if as_json:
         typer.echo(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode("utf-8"))
@@ -207,7 +181,7 @@ def status(
 
 @app.command("verify")
 def verify(
-    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
+    out: Path | None = OUT,
     jobs: int | None = bounded(
         "jobs",
         None,
@@ -248,8 +222,8 @@ def verify(
       pplx-export verify -o ~/pplx-archive --sample 5
     """
     try:
-        settings = _settings(out, lang)
-        with _open(settings, read_only=True) as archive:
+        settings = care_settings(out, lang)
+        with open_archive(settings, read_only=True) as archive:
             picked = None if sample is None else verify_sample.choose(archive, sample)
             threads = archive.index.counts().get("done", 0) if picked is None else len(picked.rows)
             with Meter("verify", enabled=False if quiet else None) as meter:
@@ -265,7 +239,7 @@ def verify(
         if picked is not None and cover is not None:
             cover["recorded"] = _record_rotation(settings, picked.rotation)
     except (PplxError, OSError, sqlite3.Error) as exc:
-        _fail(exc)
+        exit_with(exc)
         return
     _verify_output(problems, threads, (turns, with_degraded), cover, as_json=as_json)
 

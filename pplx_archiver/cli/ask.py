@@ -26,12 +26,14 @@ from pplx_archiver.cli._options import (
     COOKIES_FROM,
     IMPERSONATE,
     LOG_FORMAT,
+    PROXY,
     TOKEN,
     bounded,
 )
 from pplx_archiver.cli._run import fail, run_logging
-from pplx_archiver.core.ask.asking import ASK_MODES, RECENCY, SOURCES, table_lines
+from pplx_archiver.core.ask.asking import RECENCY, SOURCES, table_lines
 from pplx_archiver.core.ask.stream import AskResult
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import EXIT_INTERRUPTED, ConfigError, PplxError
 from pplx_archiver.settings import Settings, load_settings
 
@@ -92,6 +94,7 @@ def _settings(**kw: Any) -> Settings:
             "session_token": kw.get("session_token"),
             "cookies_from": kw.get("cookies_from"),
             "impersonate": kw.get("impersonate"),
+            "proxy": kw.get("proxy"),
         }
     )
 
@@ -184,7 +187,8 @@ def ask(
         "--mode",
         "-m",
         metavar="MODE",
-        help=f"{', '.join(ASK_MODES)} [default: search; a follow-up keeps the thread's mode].",
+        help=f"{', '.join(mode_table.VIEWS.ask_modes)} "
+        "[default: search; a follow-up keeps the thread's mode].",
     ),
     model: list[str] | None = typer.Option(
         None, "--model", help="Model id (see `pplx-ask models`); council: give it 2-3 times."
@@ -221,6 +225,7 @@ def ask(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Ask a question, stream the answer, archive the thread, print one JSON line.
 
@@ -241,8 +246,9 @@ def ask(
         raise typer.BadParameter(f"unknown source {bad[0]!r}; choose from {', '.join(SOURCES)}")
     if recency is not None and recency.lower() not in RECENCY:
         raise typer.BadParameter(f"--recency {recency!r}: choose from {', '.join(RECENCY)}")
-    if mode is not None and mode not in ASK_MODES:
-        raise typer.BadParameter(f"--mode {mode!r}: choose from {', '.join(ASK_MODES)}")
+    ask_modes = mode_table.VIEWS.ask_modes
+    if mode is not None and mode not in ask_modes:
+        raise typer.BadParameter(f"--mode {mode!r}: choose from {', '.join(ask_modes)}")
     view: Any = None
     try:
         settings = _settings(**locals())
@@ -311,6 +317,7 @@ def models(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Print the models each ask mode accepts (* = default) and how old the table is.
 
@@ -344,6 +351,7 @@ def mark_read(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Mark a thread read on the service; prints one JSON line.
 
@@ -373,6 +381,7 @@ def space_create(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
 ) -> None:
     """Create a space; prints one JSON line with its uuid and slug (for `ask --space`).
 

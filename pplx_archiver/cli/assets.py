@@ -22,11 +22,12 @@ from pplx_archiver.cli._options import (
     bounded,
     console_level,
     print_json,
+    require_archive,
 )
 from pplx_archiver.cli._run import command_scope, fail
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.backfill import BackfillSummary, backfill
 
 
@@ -121,11 +122,7 @@ def assets_backfill(
                 "console_level": console_level(quiet, verbose),
             }
         )
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
+        require_archive(settings)
         with command_scope(settings, "assets-backfill"):
             summary = anyio.run(_run, settings, online, limit)
     except (PplxError, OSError, KeyboardInterrupt) as exc:

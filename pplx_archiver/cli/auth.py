@@ -19,6 +19,7 @@ from pplx_archiver.cli._options import (
     COOKIES_FROM,
     IMPERSONATE,
     LOG_FORMAT,
+    PROXY,
     TOKEN,
 )
 from pplx_archiver.errors import (
@@ -79,6 +80,7 @@ def _overrides(
     cookies_from: str | None,
     impersonate: str | None,
     log_format: str | None,
+    proxy: str | None,
 ) -> dict[str, Any]:
     return {
         "base_url": base_url,
@@ -87,6 +89,7 @@ def _overrides(
         "cookies_from": cookies_from,
         "impersonate": impersonate,
         "log_format": log_format,
+        "proxy": proxy,
     }
 
 
@@ -200,6 +203,7 @@ def auth_check(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
     log_format: str | None = LOG_FORMAT,
     account: list[str] | None = ACCOUNT,
     as_json: bool = typer.Option(
@@ -219,7 +223,7 @@ def auth_check(
     """
     _execute(
         _check_job(list(account or ()), as_json),
-        _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format),
+        _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format, proxy),
     )
 
 
@@ -230,6 +234,7 @@ def auth_save(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
     log_format: str | None = LOG_FORMAT,
     check: bool = typer.Option(
         True, "--check/--no-check", help="Probe the session before storing it."
@@ -291,7 +296,8 @@ def auth_save(
         return EXIT_OK
 
     _execute(
-        job, _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
+        job,
+        _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format, proxy),
     )
 
 
@@ -326,6 +332,7 @@ def spaces_command(
     session_token: str | None = TOKEN,
     cookies_from: str | None = COOKIES_FROM,
     impersonate: str | None = IMPERSONATE,
+    proxy: str | None = PROXY,
     log_format: str | None = LOG_FORMAT,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array, one object a space."),
 ) -> None:
@@ -354,5 +361,7 @@ def spaces_command(
         typer.echo(f"{len(spaces)} spaces")
         return EXIT_OK
 
-    overrides = _overrides(base_url, cookies, session_token, cookies_from, impersonate, log_format)
+    overrides = _overrides(
+        base_url, cookies, session_token, cookies_from, impersonate, log_format, proxy
+    )
     _execute(job, overrides | {"out_dir": out})

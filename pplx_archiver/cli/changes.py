@@ -16,7 +16,7 @@ import typer
 
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import bounded, check_since
-from pplx_archiver.cli.history import JSON, OUT, _archive, _print, printable
+from pplx_archiver.cli.history import JSON, OUT, print_records, printable, read_archive
 from pplx_archiver.core.findings.alerts import KINDS
 from pplx_archiver.errors import ConfigError, PplxError
 from pplx_archiver.shell.archive.files import check_relative
@@ -28,7 +28,7 @@ THREAD = typer.Argument(..., metavar="THREAD", help="The thread: its uuid, a pre
 
 
 def _with(out: Path | None, work: Callable[[Archive], T]) -> T:
-    archive = _archive(out)
+    archive = read_archive(out)
     try:
         return work(archive)
     except PplxError as exc:
@@ -80,7 +80,7 @@ def history(
         sys.stdout.write(f"version {render}: {written} files written under {to}\n")
         return
     records = _with(out, lambda a: changes.history_records(a, changes.find_thread(a, thread)))
-    _print(records, json_output, "no versions", _history_text)
+    print_records(records, json_output, "no versions", _history_text)
 
 
 def _render_to(archive: Archive, thread: str, version: int, to: Path) -> int:
@@ -218,7 +218,7 @@ def alerts(
         found = archive.alerts.list(since=day, run_id=run_id, kinds=kinds, limit=limit)
         return [a.as_json() for a in found]
 
-    _print(_with(out, work), json_output, "no alerts", _alert_text)
+    print_records(_with(out, work), json_output, "no alerts", _alert_text)
 
 
 def _run_id(archive: Archive, run: str | None) -> int | None:
@@ -259,4 +259,4 @@ def audit_models(
     """
     day = _since(since)
     records = _with(out, lambda a: changes.audit_models(a, day))
-    _print(records, json_output, "no turns", _audit_text)
+    print_records(records, json_output, "no turns", _audit_text)

@@ -16,11 +16,11 @@ import orjson
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import bounded, require_archive
 from pplx_archiver.errors import PplxError
 from pplx_archiver.settings import load_settings
 from pplx_archiver.shell.archive.index import RunRow
-from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
 from pplx_archiver.shell.run.monitor import failed_titles
 
@@ -35,15 +35,11 @@ def printable(text: str) -> str:
     return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
 
 
-def _archive(out: Path | None) -> Archive:
+def read_archive(out: Path | None) -> Archive:
+    """The archive at ``--out``, read-only; a usage error (exit 2) when there is none."""
     try:
         settings = load_settings({"out_dir": out})
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            sys.stderr.write(
-                f"error: no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT\n"
-            )
-            raise typer.Exit(2)
+        require_archive(settings)
         return Archive(settings.out_dir, read_only=True)
     except PplxError as exc:
         sys.stderr.write(f"error: {exc}\n")
@@ -91,12 +87,12 @@ def runs(
       pplx-export runs -o ~/pplx-archive
       pplx-export runs -o ~/pplx-archive --json --limit 1
     """
-    archive = _archive(out)
+    archive = read_archive(out)
     try:
         records = [run_record(run) for run in archive.index.runs(limit)]
     finally:
         archive.close()
-    _print(records, json_output, "no runs recorded yet", _run_line)
+    print_records(records, json_output, "no runs recorded yet", _run_line)
 
 
 def failed_records(archive: Archive) -> list[dict[str, Any]]:
@@ -143,12 +139,12 @@ def failed(out: Path | None = OUT, json_output: bool = JSON) -> None:
       pplx-export failed -o ~/pplx-archive
       pplx-export failed -o ~/pplx-archive --json | jq -r '.[].thread_uuid'
     """
-    archive = _archive(out)
+    archive = read_archive(out)
     try:
         records = failed_records(archive)
     finally:
         archive.close()
-    _print(records, json_output, "no thread is failing", _failed_text)
+    print_records(records, json_output, "no thread is failing", _failed_text)
 
 
 def _failed_text(rec: dict[str, Any]) -> str:
@@ -162,7 +158,7 @@ def _failed_text(rec: dict[str, Any]) -> str:
     )
 
 
-def _print(
+def print_records(
     records: list[dict[str, Any]],
     json_output: bool,
     empty: str,

@@ -13,11 +13,10 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import OUT, bounded, require_archive
 from pplx_archiver.cli._run import fail
 from pplx_archiver.errors import EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR
 
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -25,13 +24,7 @@ DEFAULT_PORT = 8765
 
 @app.command("mcp")
 def mcp(
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
-    ),
+    out: Path | None = OUT,
     http: bool = typer.Option(
         False, "--http", help="Serve streamable HTTP on 127.0.0.1 instead of stdio."
     ),
@@ -56,11 +49,7 @@ def mcp(
     """
     try:
         settings = load_settings({"out_dir": out})
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
+        require_archive(settings)
         try:
             from pplx_archiver.shell.care.mcp_server import build_server
         except ImportError as exc:

@@ -13,24 +13,26 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import JSON_OUT, QUIET, VERBOSE, console_level, print_json
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    OUT,
+    QUIET,
+    VERBOSE,
+    console_level,
+    print_json,
+    require_archive,
+)
 from pplx_archiver.cli._run import command_scope, fail, require_writable
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care import relations as relations_mod
 from pplx_archiver.shell.run.progress import Meter
 
 
 @app.command("relations")
 def relations(
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
-    ),
+    out: Path | None = OUT,
     log_format: str | None = typer.Option(
         None,
         "--log-format",
@@ -57,11 +59,7 @@ def relations(
     try:
         level = console_level(quiet, verbose)
         settings = load_settings({"out_dir": out, "log_format": log_format, "console_level": level})
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
+        require_archive(settings)
         require_writable(settings.out_dir, "relations", "relations/ and the index's edges")
         with (
             command_scope(settings, "relations"),

@@ -16,9 +16,10 @@ import typer
 
 from pplx_archiver import logconfig
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import bounded
+from pplx_archiver.cli._options import OUT, bounded, require_archive
 from pplx_archiver.cli._run import run_logging
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.archive.writes import SearchRebuild
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
     EXIT_FAILURES,
     EXIT_OK,
@@ -47,15 +48,13 @@ def search(
     query: str = typer.Argument(
         "", help="Text to find (literal: any character is searched as itself)."
     ),
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
-    ),
+    out: Path | None = OUT,
     mode: str | None = typer.Option(
-        None, "--mode", "-m", metavar="MODE", help=f"Only this mode: {', '.join(MODES)}."
+        None,
+        "--mode",
+        "-m",
+        metavar="MODE",
+        help=f"Only this mode: {', '.join(mode_table.VIEWS.names)}.",
     ),
     space: str | None = typer.Option(
         None, "--space", metavar="SLUG", help="Only threads of this space (title or slug)."
@@ -107,8 +106,9 @@ def search(
     try:
         if not query:
             raise ConfigError("search: give the text to find (QUERY)")
-        if mode is not None and mode not in MODES:
-            raise ConfigError(f"--mode {mode!r}: expected one of {', '.join(MODES)}")
+        names = mode_table.VIEWS.names
+        if mode is not None and mode not in names:
+            raise ConfigError(f"--mode {mode!r}: expected one of {', '.join(names)}")
         filters = search_mod.Filters(
             mode=mode,
             space=space,
@@ -117,12 +117,8 @@ def search(
             account=account,
         )
         settings = load_settings({"out_dir": out})
+        require_archive(settings)
         db_path = settings.out_dir / INDEX_DIR / "archive.sqlite"
-        if not db_path.is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
         db = search_mod.open_readonly(db_path)
         try:
             ready = search_mod.index_state(db) == "ready"
@@ -136,7 +132,7 @@ def search(
                 run_logging(settings, "search-index"),
             ):
                 if rebuild:
-                    search_mod.rebuild(archive, progress=search_mod.print_progress)
+                    archive.writer.apply(SearchRebuild(search_mod.print_progress))
                 else:
                     search_mod.ensure_ready(archive, progress=search_mod.print_progress)
         db = search_mod.open_readonly(db_path)

@@ -12,13 +12,16 @@ from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import (
     JSON_OUT,
     LOG_FORMAT,
+    OUT,
     QUIET,
     VERBOSE,
     bounded,
     console_level,
+    open_archive,
     print_json,
 )
-from pplx_archiver.cli.archive_care import OUT_HELP, _fail, _open, _run_log, _settings
+from pplx_archiver.cli._run import command_scope
+from pplx_archiver.cli.archive_care import care_settings, exit_with
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_LISTING_SHRANK, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.run.progress import Meter
@@ -43,8 +46,8 @@ def build_for(
 
     outside = to is not None and not _inside(to, settings.out_dir)
     with (
-        _open(settings, read_only=outside) as archive,
-        _run_log(settings, "site", lock=not outside),
+        open_archive(settings, read_only=outside) as archive,
+        command_scope(settings, "site", lock=not outside),
         Meter("site: pages", enabled=False if quiet else None) as meter,
     ):
         summary = build_site(
@@ -77,16 +80,16 @@ def after_sync(run_sync: Callable[[], None], out: Path | None, log_format: str |
     if code in (EXIT_OK, EXIT_FAILURES, EXIT_LISTING_SHRANK):  # the archive was written
         try:
             code = max(
-                code, build_for(_settings(out, None, log_format), None, full=False, jobs=None)
+                code, build_for(care_settings(out, None, log_format), None, full=False, jobs=None)
             )
         except (PplxError, OSError) as exc:
-            _fail(exc)
+            exit_with(exc)
     raise typer.Exit(code)
 
 
 @app.command("site")
 def site(
-    out: Path | None = typer.Option(None, "--out", "-o", metavar="DIR", help=OUT_HELP),
+    out: Path | None = OUT,
     to: Path | None = typer.Option(
         None, "--to", metavar="DIR", help="Write the site here instead of <archive>/site."
     ),
@@ -120,9 +123,9 @@ def site(
       pplx-export site --out archive --to /srv/www/pplx --full
     """
     try:
-        settings = _settings(out, None, log_format, console_level(quiet, verbose))
+        settings = care_settings(out, None, log_format, console_level(quiet, verbose))
         code = build_for(settings, to, full=full, jobs=jobs, quiet=quiet, as_json=as_json)
     except (PplxError, OSError) as exc:
-        _fail(exc)
+        exit_with(exc)
         return
     raise typer.Exit(code)

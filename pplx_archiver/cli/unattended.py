@@ -12,11 +12,17 @@ from pathlib import Path
 import typer
 
 from pplx_archiver.cli._app import app
-from pplx_archiver.cli._options import JSON_OUT, QUIET, VERBOSE, console_level, print_json
+from pplx_archiver.cli._options import (
+    JSON_OUT,
+    QUIET,
+    VERBOSE,
+    console_level,
+    print_json,
+    require_archive,
+)
 from pplx_archiver.cli._run import check_out_dir, command_scope, fail
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR
 
 OUT = typer.Option(
     None, "--out", "-o", metavar="DIR", help="Archive root folder [default: ./archive]."
@@ -107,8 +113,7 @@ def forget(
         level = console_level(quiet, verbose)
         settings = load_settings({"out_dir": out, "console_level": level})
         check_out_dir(settings.out_dir)
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            raise ConfigError(f"no archive at {settings.out_dir}; pass --out or set PPLX_OUT")
+        require_archive(settings)
         with command_scope(settings, "forget"), Archive(settings.out_dir) as archive:
             for arg in thread:
                 try:

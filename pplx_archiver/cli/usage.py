@@ -16,16 +16,18 @@ import typer
 from pplx_archiver.cli._app import app
 from pplx_archiver.cli._options import (
     JSON_OUT,
+    OUT,
     QUIET,
     VERBOSE,
     bounded,
     console_level,
     print_json,
+    require_archive,
 )
 from pplx_archiver.cli._run import command_scope, fail, require_writable
-from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
+from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, PplxError
 from pplx_archiver.settings import Settings, load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.usage import DEFAULT_USAGE_RATE, UsageSummary, backfill_usage
 from pplx_archiver.shell.run.progress import Meter
 
@@ -45,13 +47,7 @@ async def _run(
 
 @app.command("usage-backfill")
 def usage_backfill(
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
-    ),
+    out: Path | None = OUT,
     usage_rate: float = bounded(
         "usage_rate",
         DEFAULT_USAGE_RATE,
@@ -103,11 +99,7 @@ def usage_backfill(
                 "console_level": console_level(quiet, verbose),
             }
         )
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
+        require_archive(settings)
         require_writable(settings.out_dir, "usage-backfill", "each thread's usage (the index)")
         with command_scope(settings, "usage-backfill"):
             summary = anyio.run(_run, settings, usage_rate, limit, quiet)

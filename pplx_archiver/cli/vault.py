@@ -13,24 +13,18 @@ import orjson
 import typer
 
 from pplx_archiver.cli._app import app
+from pplx_archiver.cli._options import OUT, require_archive
 from pplx_archiver.cli._run import fail
 from pplx_archiver.core.vault.vault import FLAVORS
 from pplx_archiver.errors import EXIT_FAILURES, EXIT_OK, ConfigError, PplxError
 from pplx_archiver.settings import load_settings
-from pplx_archiver.shell.archive.store import INDEX_DIR
 from pplx_archiver.shell.care.vault import export_vault
 from pplx_archiver.shell.care.vault_files import check_vault
 
 
 @app.command("vault")
 def vault(
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        "-o",
-        metavar="DIR",
-        help="Archive folder (default: $PPLX_OUT, the config file, or ./archive).",
-    ),
+    out: Path | None = OUT,
     to: Path = typer.Option(
         ..., "--to", metavar="DIR", help="The vault folder (created when missing)."
     ),
@@ -56,11 +50,7 @@ def vault(
         if flavor not in FLAVORS:
             raise ConfigError(f"--flavor {flavor!r}: expected one of {', '.join(FLAVORS)}")
         settings = load_settings({"out_dir": out})
-        if not (settings.out_dir / INDEX_DIR / "archive.sqlite").is_file():
-            raise ConfigError(
-                f"no archive at {settings.out_dir} (no {INDEX_DIR}/archive.sqlite); "
-                "pass --out or set PPLX_OUT"
-            )
+        require_archive(settings)
         target = check_vault(to, settings.out_dir)
         summary = export_vault(settings.out_dir, target, flavor)
     except (PplxError, OSError, KeyboardInterrupt) as exc:

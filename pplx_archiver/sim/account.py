@@ -32,6 +32,9 @@ CANCELED = "WORKFLOW_CANCELED"
 AWAITING_USER = "WORKFLOW_AWAITING_USER"
 UNKNOWN_STATUS = "WORKFLOW_PAUSED_FOR_REVIEW"
 
+# The simulator's own account of the modes, written apart from core/thread/mode_table.py on purpose:
+# it plays the service, so the truth it records is independent of the archiver's table, and
+# the agreement tests compare the two (tests/core/test_mode_table.py allows it to list modes).
 SEARCH_MODE = {
     "search": "SEARCH",
     "studio": "STUDIO",
@@ -356,7 +359,7 @@ def _urls(rng: random.Random, pool: int, count: int) -> tuple[int, ...]:
 
 
 @dataclasses.dataclass(slots=True)
-class _Builder:
+class Builder:
     """Mutable scratch state while one thread is planned."""
 
     rng: random.Random
@@ -370,7 +373,7 @@ class _Builder:
     limit_thread: bool
 
 
-def _asset_versions(b: _Builder, turn_no: int, kind: str) -> tuple[tuple[AssetVersion, ...], str]:
+def _asset_versions(b: Builder, turn_no: int, kind: str) -> tuple[tuple[AssetVersion, ...], str]:
     """Assets of one turn: versioned files, a report (deep research), handles, a fake .md."""
     rng = b.rng
     out: list[AssetVersion] = []
@@ -448,8 +451,8 @@ def _status(rng: random.Random, limit_thread: bool) -> tuple[str, bool]:
     return COMPLETED, False
 
 
-def _make_turn(
-    b: _Builder,
+def make_turn(
+    b: Builder,
     kind: str,
     *,
     search_mode: str | None,
@@ -539,7 +542,7 @@ def _make_turn(
     )
 
 
-def _subagents(b: _Builder, launcher: Turn) -> tuple[list[str], int | None]:
+def _subagents(b: Builder, launcher: Turn) -> tuple[list[str], int | None]:
     """Plan sub-agent payloads launched by ``launcher``; returns anchored ids and stub time."""
     rng = b.rng
     anchored: list[str] = []
@@ -620,7 +623,7 @@ def _plan(seed: int, index: int, size: int, updated_us: int | None = None) -> Th
     no_dm = kind == "search" and not no_sm and rng.random() < 0.08
     no_dm = no_dm or (kind == "search" and no_sm and rng.random() < 0.5)
     limit_thread = kind == "computer" and rng.random() < 0.3
-    b = _Builder(rng, seed, index, kind, [], [], 0, 6 + n_turns * 4, limit_thread)
+    b = Builder(rng, seed, index, kind, [], [], 0, 6 + n_turns * 4, limit_thread)
     # Ids first from their own stream so the thread uuid is stable and cheap.
     thread_uuid_rng = random.Random(f"{seed}:{index}:uuid")
     first_uuid = ids.make_id(thread_uuid_rng, seed, ids.THREAD, index)
@@ -649,7 +652,7 @@ def _plan(seed: int, index: int, size: int, updated_us: int | None = None) -> Th
             }[turn_kind]
         else:
             dm = dm_fixed if turn_kind == kind else rng.choice(DISPLAY_MODELS[turn_kind])
-        turn = _make_turn(
+        turn = make_turn(
             b,
             turn_kind,
             search_mode=sm,
@@ -669,7 +672,7 @@ def _plan(seed: int, index: int, size: int, updated_us: int | None = None) -> Th
                 b.turns[-1] = dataclasses.replace(turn, anchors=tuple(anchored))
             if stub_at is not None:
                 b.clock = stub_at
-                stub = _make_turn(
+                stub = make_turn(
                     b,
                     "computer",
                     search_mode=sm,
@@ -700,7 +703,7 @@ def _plan(seed: int, index: int, size: int, updated_us: int | None = None) -> Th
 
 
 def _finish(
-    b: _Builder,
+    b: Builder,
     seed: int,
     index: int,
     size: int,
@@ -817,13 +820,13 @@ def plan_added(seed: int, index: int, size: int, updated_us: int) -> ThreadPlan:
 def continue_thread(plan: ThreadPlan, seed: int, count: int, at_us: int, tag: str) -> ThreadPlan:
     """``plan`` with ``count`` new plain turns whose last one ends at ``at_us``."""
     rng = random.Random(f"{seed}:{plan.index}:cont:{tag}")
-    b = _Builder(
+    b = Builder(
         rng, seed, plan.index, plan.kind, list(plan.turns), [], 0, 6 + len(plan.turns) * 4, False
     )
     last = plan.turns[-1]
     new: list[Turn] = []
     for _ in range(count):
-        turn = _make_turn(
+        turn = make_turn(
             b,
             last.kind,
             search_mode=last.search_mode,

@@ -93,10 +93,10 @@ class AskSim:
         seed = self.state.seed
         tag = f":ask{len(plan.turns)}"
         rng = random.Random(f"{seed}:{plan.index}{tag}")
-        builder = account._Builder(
+        builder = account.Builder(
             rng, seed, plan.index, kind, list(plan.turns), [], at_us, 6, False
         )
-        turn = account._make_turn(
+        turn = account.make_turn(
             builder,
             kind,
             search_mode=SEARCH_MODE[kind],
@@ -161,7 +161,7 @@ class AskSim:
 
     # --- the ask endpoint -------------------------------------------------------------
     async def ask(self, request: Request) -> Response:
-        auth = self.server._auth(request, True)
+        auth = self.server.check_auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _json({"detail": {"error_code": "UNAUTHORIZED"}}, 401)
         if auth != sessions.OK:
@@ -359,8 +359,7 @@ class AskSim:
         space = build.space_object(state.seed, k, uuid, 0, account.T0_US + k * US)
         space.update(title=title, description=str(body.get("description") or ""))
         space["slug"] = f"{'-'.join(title.lower().split())[:40]}-{uuid[:8]}"
-        state.created_spaces.append(space)
-        state._spaces = None
+        state.add_space(space)
         return _json({"status": "success", **space})
 
     async def control_endpoint(self, request: Request) -> Response:

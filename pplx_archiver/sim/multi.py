@@ -55,7 +55,7 @@ class MultiAccountApp:
         if path.startswith("/__cdn/"):
             asset = path.split("/")[2] if path.count("/") >= 2 else ""
             for k, sim in enumerate(self.sims):
-                if sim._find_asset(asset) is not None:
+                if sim.find_asset(asset) is not None:
                     return k
             return 0
         cookies, headers = request.cookies, request.headers

@@ -70,7 +70,7 @@ class SimServer:
         self._cache: collections.OrderedDict[tuple[Any, ...], bytes] = collections.OrderedDict()
 
     # --- helpers ----------------------------------------------------------------------
-    def _auth(self, request: Request, thread_endpoint: bool) -> str:
+    def check_auth(self, request: Request, thread_endpoint: bool) -> str:
         return self.sessions.check(request.cookies, request.headers, thread_endpoint)
 
     def _finish(self, response: Response) -> Response:
@@ -116,7 +116,7 @@ class SimServer:
 
     # --- session ----------------------------------------------------------------------
     async def session(self, request: Request) -> Response:
-        if self._auth(request, False) == sessions.LOGGED_OUT:
+        if self.check_auth(request, False) == sessions.LOGGED_OUT:
             return _json({})
         user = {
             "id": self.state.account_id,
@@ -147,7 +147,7 @@ class SimServer:
         limit, offset = body.get("limit", 20), body.get("offset", 0)
         if not isinstance(limit, int) or not isinstance(offset, int) or limit < 0 or offset < 0:
             return _validation(["body", "limit"], "limit and offset must be non-negative integers")
-        if self._auth(request, True) != sessions.OK:
+        if self.check_auth(request, True) != sessions.OK:
             return _json([])
         limit = min(limit, self.config.list_max_limit)
         state = self.state
@@ -215,7 +215,7 @@ class SimServer:
                     ]
                 }
             )
-        auth = self._auth(request, True)
+        auth = self.check_auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _json({"data": {"viewer": None}})
         if query_hash == SPACE_THREADS_HASH:  # the Era C space query
@@ -282,7 +282,7 @@ class SimServer:
         return None
 
     async def thread(self, request: Request) -> Response:
-        auth = self._auth(request, True)
+        auth = self.check_auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _error(401, "UNAUTHORIZED", "Not authenticated")
         if auth == sessions.NO_ACCOUNT:
@@ -387,7 +387,7 @@ class SimServer:
             return limit
         if isinstance(offset, Response):
             return offset
-        if self._auth(request, True) != sessions.OK:
+        if self.check_auth(request, True) != sessions.OK:
             return _json([])
         spaces = self.state.spaces()
         page = spaces[offset : offset + min(limit, 100)]
@@ -399,7 +399,7 @@ class SimServer:
         if "collection_slug" not in q:
             return _validation(["query", "collection_slug"], "field required")
         found = self._space_by_slug(q["collection_slug"])
-        if self._auth(request, True) != sessions.OK or found is None:
+        if self.check_auth(request, True) != sessions.OK or found is None:
             return _json({"status": "failed", "_response_type": "VIEW_COLLECTION_NOT_ALLOWED"})
         _, space = found
         body = {"status": "completed", "_response_type": "COMPLETED_RESPONSE", **space}
@@ -416,7 +416,7 @@ class SimServer:
         if isinstance(offset, Response):
             return offset
         found = self._space_by_slug(q["collection_slug"])
-        if self._auth(request, True) != sessions.OK or found is None:
+        if self.check_auth(request, True) != sessions.OK or found is None:
             return _json([])
         k, _space = found
         members = [i for i in self.state.members().get(k, []) if not self.state.hidden(i)]
@@ -455,7 +455,7 @@ class SimServer:
         thread_id = request.query_params.get("thread_id")
         if not thread_id:
             return _validation(["query", "thread_id"], "field required")
-        auth = self._auth(request, True)
+        auth = self.check_auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _error(401, "UNAUTHORIZED", "Not authenticated")
         index = self._usage_index(thread_id)
@@ -470,7 +470,7 @@ class SimServer:
         return self._finish(_json({"usage_cents": search + model, "meter_usage": meters}))
 
     # --- assets -----------------------------------------------------------------------
-    def _find_asset(self, asset_id: str) -> tuple[ThreadPlan, str, AssetVersion] | None:
+    def find_asset(self, asset_id: str) -> tuple[ThreadPlan, str, AssetVersion] | None:
         decoded = ids.decode_id(asset_id, self.config.seed)
         if decoded is None or decoded[0] != ids.ASSET or decoded[1] >= self.state.total:
             return None
@@ -482,12 +482,12 @@ class SimServer:
         return None
 
     async def asset_data(self, request: Request) -> Response:
-        auth = self._auth(request, True)
+        auth = self.check_auth(request, True)
         if auth == sessions.LOGGED_OUT:
             return _error(401, "UNAUTHORIZED", "Not authenticated")
         if auth == sessions.NO_ACCOUNT:
             return _error(403, "VIEW_THREAD_NOT_ALLOWED")
-        found = self._find_asset(request.path_params["asset_id"])
+        found = self.find_asset(request.path_params["asset_id"])
         if found is None or found[0].state != "ok":
             return _error(404, "ASSET_NOT_FOUND")
         plan, entry_uuid, asset = found
@@ -532,7 +532,7 @@ class SimServer:
                 403,
                 media_type="text/xml",
             )
-        found = self._find_asset(request.path_params["asset_id"])
+        found = self.find_asset(request.path_params["asset_id"])
         if found is None:
             return denied
         asset = found[2]

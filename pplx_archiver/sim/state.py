@@ -255,6 +255,11 @@ class AccountState:
         self._spaces = None
         return out
 
+    def add_space(self, space: Json) -> None:
+        """A space the account created: listed from now on."""
+        self.created_spaces.append(space)
+        self._spaces = None
+
     def put_new(self, make: Callable[[int, int], ThreadPlan]) -> ThreadPlan:
         """Add the thread ``make(index, updated_us)`` builds with the newest activity."""
         index = self.total

@@ -7,10 +7,12 @@ folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-i
 
 Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
 (raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
-the site format and the package version) and its listing row; ``data/<id>.json`` keeps its
-searchable text. A rebuild decodes only threads whose hash moved, removes pages of threads
-that left the archive, and rewrites the index pages and search index (files whose bytes did
-not change are not touched).
+the site format and the package version), the ``stat`` of the hashed files (inode, size,
+mtime: when it has not moved the files are not read again) and its listing row;
+``data/<id>.json`` keeps its searchable text and each turn's search terms. A rebuild decodes
+only threads whose hash moved, removes pages of threads that left the archive, and rewrites
+the index pages and search index from the kept rows and terms (files whose bytes did not
+change are not touched).
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ import orjson
 import structlog
 
 from pplx_archiver import __version__
+from pplx_archiver.core.archive.writes import SiteFiles
+from pplx_archiver.core.thread import mode_table
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.thread.decode import decode_thread
 from pplx_archiver.core.thread.render import render_parts
 from pplx_archiver.errors import ConfigError, PayloadError, PplxError, StoreError
-from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
+from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.store import (
     ASSETS_DIR,
     INDEX_DIR,
@@ -41,10 +46,10 @@ from pplx_archiver.shell.archive.store import (
     Archive,
 )
 from pplx_archiver.shell.care.rerender import (
-    _mp_context,
     build_input,
     context_for,
     manifest_entries,
+    mp_context,
 )
 from pplx_archiver.shell.care.usage import UsageStore
 from pplx_archiver.site import insights, offline_search, pages
@@ -58,10 +63,10 @@ MANIFEST = "manifest.json"
 DATA_DIR = "data"
 _HASHED = (RAW_ENTRIES, RAW_BLOCKS, THREAD_JSON, f"{ASSETS_DIR}/manifest.json")
 _LINKED = (
-    ("conversation.md", "conversation.md"),
-    ("report.md", "report.md"),
-    ("sources.md", "sources.md"),
-    (THREAD_JSON, "thread.json"),
+    (outputs.CONVERSATION.path, outputs.CONVERSATION.path),
+    (outputs.REPORT.path, outputs.REPORT.path),
+    (outputs.SOURCES_MD.path, outputs.SOURCES_MD.path),
+    (THREAD_JSON, THREAD_JSON),
     (RAW_ENTRIES, "raw entries"),
     (RAW_BLOCKS, "raw blocks"),
 )
@@ -91,6 +96,7 @@ class Built:
     search: tuple[tuple[int, str], ...]
     error: str | None = None
     facts: dict[str, Any] = dataclasses.field(default_factory=dict)
+    terms: tuple[tuple[str, ...], ...] = ()  # offline_search.turn_terms of each search turn
 
 
 @dataclasses.dataclass(slots=True)
@@ -124,6 +130,22 @@ def check_dest(archive: Archive, dest: Path) -> Path:
     if (resolved / RAW_ENTRIES).exists() or (resolved / INDEX_DIR / "archive.sqlite").exists():
         raise ConfigError(f"--to {dest}: that folder holds archive data, not a site")
     return resolved
+
+
+def _stat_key(folder: Path, job_fields: bytes) -> str:
+    """What the hashed files' ``stat`` says (inode, size, mtime) plus the job's fields: when
+    it equals the one recorded with the thread's hash, the files were not rewritten (the
+    writer replaces a file by renaming a new one over it) and the hash is taken as is."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{SITE_VERSION}/{__version__}".encode() + b"\0" + job_fields)
+    for name in _HASHED:
+        try:
+            st = (folder / name).stat()
+        except FileNotFoundError:
+            h.update(b"\0-")
+            continue
+        h.update(f"\0{name}\0{st.st_ino}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
 
 
 def _digest(folder: Path, job_fields: bytes) -> str:
@@ -183,7 +205,10 @@ def build_one(job: Job) -> Built:
         return _failed(job, page, f"missing file: {exc.filename}")
     except (PplxError, OSError) as exc:
         return _failed(job, page, str(exc) if isinstance(exc, PayloadError) else f"{exc}")
-    return Built(job.uuid, job.digest, built.html, built.meta.as_json(), built.search, None, facts)
+    title = built.meta.title
+    terms = tuple(offline_search.turn_terms(title, text) for _n, text in built.search)
+    meta = built.meta.as_json()
+    return Built(job.uuid, job.digest, built.html, meta, built.search, None, facts, terms)
 
 
 def _failed(job: Job, page: str, error: str) -> Built:
@@ -194,7 +219,7 @@ def _failed(job: Job, page: str, error: str) -> Built:
         title=str(fb.get("title") or ""),
         created=str(fb.get("created") or ""),
         updated=str(fb.get("updated") or ""),
-        mode=str(fb.get("mode") or "search"),
+        mode=str(fb.get("mode") or mode_table.VIEWS.default),
         space="",
         space_id="",
         turns=0,
@@ -217,7 +242,7 @@ def build_all(jobs: Sequence[Job], workers: int) -> Iterator[Built]:
         return
     size = max(1, min(32, len(jobs) // (workers * 4) or 1))
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context()) as pool:
         for batch in pool.map(_build_chunk, chunks):
             yield from batch
 
@@ -237,12 +262,11 @@ def _static(name: str) -> bytes:
     return resources.files("pplx_archiver.site").joinpath("static", name).read_bytes()
 
 
-def _remove(path: Path) -> bool:
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
+def _put(
+    archive: Archive, target: Path, files: Mapping[str, bytes], stale: Sequence[str] = ()
+) -> tuple[int, int]:
+    """Site files written and removed through the archive's writer (files written, removed)."""
+    return archive.writer.apply(SiteFiles(str(target), files, tuple(stale)))
 
 
 def build_site(
@@ -261,6 +285,7 @@ def build_site(
     threads_dir = target / pages.THREADS_DIR
     old = {} if full else _load_manifest(target)
     kept: dict[str, dict[str, Any]] = {}
+    stats: dict[str, str] = {}
     todo: list[Job] = []
     for row in archive.iter_threads("done"):
         if not row.path:
@@ -271,8 +296,12 @@ def build_site(
         href = pages.href_of(href)
         listing = dict(row.listing) if row.listing else None
         fields = orjson.dumps([href, row.account, listing], option=orjson.OPT_SORT_KEYS)
-        digest = _digest(folder, fields)
         prev = old.get(row.uuid)
+        stats[row.uuid] = _stat_key(folder, fields)
+        if isinstance(prev, dict) and prev.get("hash") and prev.get("stat") == stats[row.uuid]:
+            digest = str(prev["hash"])
+        else:
+            digest = _digest(folder, fields)
         page_id = pages.page_id(row.uuid)
         if (
             isinstance(prev, dict)
@@ -280,7 +309,7 @@ def build_site(
             and (threads_dir / f"{page_id}.html").is_file()
             and (target / DATA_DIR / f"{page_id}.json").is_file()
         ):
-            kept[row.uuid] = prev
+            kept[row.uuid] = prev | {"stat": stats[row.uuid]}
             summary.unchanged += 1
             continue
         fallback = {"title": row.title, "created": row.created, "mode": row.mode}
@@ -290,14 +319,13 @@ def build_site(
         if progress is not None:
             progress(n, len(todo))
         page_id = pages.page_id(built.uuid)
-        summary.files_written += write_atomic(
-            threads_dir / f"{page_id}.html", built.html, durable=False
-        )
-        data = orjson.dumps({"search": built.search})
-        summary.files_written += write_atomic(
-            target / DATA_DIR / f"{page_id}.json", data, durable=False
-        )
+        data = orjson.dumps({"search": built.search, "terms": built.terms})
+        page = {f"{pages.THREADS_DIR}/{page_id}.html": built.html}
+        summary.files_written += _put(
+            archive, target, {**page, f"{DATA_DIR}/{page_id}.json": data}
+        )[0]
         kept[built.uuid] = {"hash": built.digest, "meta": built.meta, "facts": built.facts}
+        kept[built.uuid]["stat"] = stats[built.uuid]
         if built.error is not None:
             summary.failed += 1
             kept[built.uuid]["hash"] = ""  # retried on the next build
@@ -308,16 +336,15 @@ def build_site(
             on_thread(built)
     for uuid in sorted(set(old) - set(kept)):
         page_id = pages.page_id(uuid)
-        removed = _remove(threads_dir / f"{page_id}.html")
-        removed = _remove(target / DATA_DIR / f"{page_id}.json") or removed
-        summary.removed += removed
-    summary.files_written += _write_indexes(target, kept)
-    summary.files_written += _write_insights(target, kept, _usage_cents(archive))
+        stale = (f"{pages.THREADS_DIR}/{page_id}.html", f"{DATA_DIR}/{page_id}.json")
+        summary.removed += bool(_put(archive, target, {}, stale)[1])
+    summary.files_written += _write_indexes(archive, target, kept)
+    summary.files_written += _write_insights(archive, target, kept, _usage_cents(archive))
     log.info("RUN_SUMMARY", command="site", **summary.as_event())
     return summary
 
 
-def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
+def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
     """Index, space pages, search index, static files and the manifest; files written."""
     metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
     spaces: dict[str, str] = {}
@@ -326,23 +353,24 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
         if meta.space_id:
             spaces.setdefault(meta.space_id, meta.space)
             members.setdefault(meta.space_id, []).append(meta)
-    written = 0
     space_dir = target / pages.SPACES_DIR
-    for sid, title in spaces.items():
-        written += write_atomic(
-            space_dir / f"{sid}.html", pages.space_page(title, members[sid]), durable=False
-        )
-    if space_dir.is_dir():
-        for stale in space_dir.glob("*.html"):
-            if stale.stem not in spaces:
-                stale.unlink()
+    space_pages = {
+        f"{pages.SPACES_DIR}/{sid}.html": pages.space_page(title, members[sid])
+        for sid, title in spaces.items()
+    }
+    stale = [
+        f"{pages.SPACES_DIR}/{p.name}"
+        for p in (sorted(space_dir.glob("*.html")) if space_dir.is_dir() else [])
+        if p.stem not in spaces
+    ]
+    written = _put(archive, target, space_pages, stale)[0]
     docs = []
     for meta in metas:
         try:
             data = orjson.loads(
                 (target / DATA_DIR / f"{pages.page_id(meta.uuid)}.json").read_bytes()
             )
-            turns = tuple((int(n), str(t)) for n, t in data.get("search", ()))
+            turns = _turns_of(meta.title, data)
         except (FileNotFoundError, orjson.JSONDecodeError, TypeError, ValueError):
             turns = ()
         docs.append((meta, turns))
@@ -354,20 +382,26 @@ def _write_indexes(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
         "site.css": css,
         "site.js": _static("site.js"),
     }
-    for name, data in files.items():
-        written += write_atomic(target / name, data, durable=False)
     manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
-    written += write_atomic(
-        target / MANIFEST, orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS), durable=False
-    )
-    return written
+    files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)  # last
+    return written + _put(archive, target, files)[0]
+
+
+def _turns_of(title: str, data: Mapping[str, Any]) -> tuple[tuple[int, str, Sequence[str]], ...]:
+    """A page's search turns with their terms (tokenized again when the data file has none,
+    as one written before the terms were kept)."""
+    pairs = [(int(n), str(t)) for n, t in data.get("search", ())]
+    terms = data.get("terms")
+    if not isinstance(terms, list) or len(terms) != len(pairs):
+        return tuple((n, t, offline_search.turn_terms(title, t)) for n, t in pairs)
+    return tuple((n, t, found) for (n, t), found in zip(pairs, terms, strict=True))
 
 
 def _usage_cents(archive: Archive) -> dict[str, int] | None:
     """Credits (the API's ``usage_cents``) per thread from the index; None when usage was
     never backfilled."""
     try:
-        store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite", read_only=True)
+        store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite")
     except StoreError:
         return None
     try:
@@ -377,7 +411,10 @@ def _usage_cents(archive: Archive) -> dict[str, int] | None:
 
 
 def _write_insights(
-    target: Path, kept: Mapping[str, Mapping[str, Any]], cents: Mapping[str, int] | None
+    archive: Archive,
+    target: Path,
+    kept: Mapping[str, Mapping[str, Any]],
+    cents: Mapping[str, int] | None,
 ) -> int:
     """``insights.html``, its list page and its data; files written."""
     metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
@@ -385,4 +422,4 @@ def _write_insights(
     page, data = insights.insights_page(metas, facts, cents)
     files = {insights.INSIGHTS: page, insights.LIST_PAGE: insights.list_page()}
     files[insights.DATA_JS] = data
-    return sum(write_atomic(target / name, blob, durable=False) for name, blob in files.items())
+    return _put(archive, target, files)[0]

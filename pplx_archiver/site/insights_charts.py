@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.site import svg
 from pplx_archiver.site.pages import SPACES_DIR, ThreadMeta
 
@@ -151,7 +151,7 @@ def by_month(metas: Sequence[ThreadMeta], facts: Facts, lists: Lists) -> str:
             modes,
             lists,
             "mode",
-            order=MODES,
+            order=mode_table.VIEWS.names,
         ),
         _series_chart(
             svg.Chart("served", "Models served", _DESC["served"], "month", "turns"),
@@ -256,7 +256,7 @@ def credits(metas: Sequence[ThreadMeta], cents: Mapping[str, int] | None, lists:
     else:
         missing = sum(1 for m in metas if m.uuid not in cents)
         note = f"{missing} of {len(metas)} threads have no usage recorded." if missing else ""
-    return _series_chart(chart, counts, lists, "credits", note=note, order=MODES)
+    return _series_chart(chart, counts, lists, "credits", note=note, order=mode_table.VIEWS.names)
 
 
 def domains(metas: Sequence[ThreadMeta], facts: Facts, lists: Lists) -> str:

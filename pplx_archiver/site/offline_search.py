@@ -39,19 +39,32 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def search_index(docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str]]]]) -> bytes:
+def turn_terms(title: str, text: str) -> tuple[str, ...]:
+    """The distinct terms (sorted) one turn is found by: its thread's title and its text.
+
+    Computed once per built page (in the worker that built it) and kept with the page's
+    searchable text, so the search index of a rebuild merges term lists instead of
+    tokenizing every turn of the archive again.
+    """
+    return tuple(sorted(set(tokens(title + " " + text))))
+
+
+def search_index(
+    docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str, Sequence[str]]]]],
+) -> bytes:
     """The search index as a script assigning ``window.PPLX_SEARCH`` (loads from file://).
 
+    ``docs`` gives each thread's turns as (number, text, :func:`turn_terms`). The script's
     ``docs`` lists ``[page, turn, title, snippet]``; ``terms`` maps each term to the
     ascending doc numbers that hold it. The query is folded with :func:`fold_script`'s table.
     """
     out_docs: list[list[Any]] = []
     terms: dict[str, list[int]] = {}
     for meta, turns in docs:
-        for number, text in turns:
+        for number, text, found in turns:
             doc = len(out_docs)
             out_docs.append([meta.page, number, meta.title, text[:_SNIPPET]])
-            for term in set(tokens(meta.title + " " + text)):
+            for term in found:
                 terms.setdefault(term, []).append(doc)
     data = orjson.dumps({"docs": out_docs, "terms": terms}, option=orjson.OPT_SORT_KEYS)
     # orjson leaves "<" as is: "</script" cannot appear because the file is never inline,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
 
-from pplx_archiver.core.thread.model import RawPage, RenderContext, ThreadInput
+from pplx_archiver.core.thread.assets import extract_assets
+from pplx_archiver.core.thread.model import AssetFile, RawPage, RenderContext, ThreadInput
 
 CTX = RenderContext(exported_at="2026-09-01T00:00:00Z")
 
@@ -189,3 +191,29 @@ def thread_input(
         blocks_pages=tuple(RawPage({}, b) for b in blocks or []),
         **kw,
     )
+
+
+def research_thread(*, asset: bool) -> ThreadInput:
+    """A deep-research turn whose RESEARCH_ANSWER step names the report (and its URL)."""
+    answer = {
+        "step_type": "RESEARCH_ANSWER",
+        "uuid": "ra-1",
+        "content": {
+            "title": "Report",
+            "file_name": "research-report.md",
+            "url": "https://cdn.example/files/research-report.md",
+        },
+    }
+    blocks = None
+    if asset:
+        report = {"research_report": {"file_name": "research-report.md", "url": "https://x/r.md"}}
+        node = {"uuid": "asset-1", "asset_type": "RESEARCH_REPORT", **report}
+        blocks = [{"intended_usage": "unified_assets", "unified_assets_block": {"assets": [node]}}]
+    one = entry("e1", 1, search_mode="RESEARCH", text=[answer, final_step("a")], blocks=blocks)
+    return thread_input([page([one])])
+
+
+def with_report(inp: ThreadInput, data: bytes = b"# Full report\n") -> ThreadInput:
+    """``inp`` with ``data`` downloaded for its first asset (the report of a research thread)."""
+    ref = extract_assets(inp)[0]
+    return dataclasses.replace(inp, downloads=(AssetFile(ref.uuid, 1, ref.file_name, data),))

@@ -12,6 +12,7 @@ from pplx_archiver.core.thread.rawfile import encode_raw_pages
 from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.relations import stored_edges
+from tests.commit_door import commit_thread
 from tests.core.builders import entry, final_step, page, payload, workflow
 from tests.e2e.conftest import run_cli
 
@@ -40,8 +41,8 @@ def _commit(
     )
     result = render_thread(inp, RenderContext(exported_at="2026-09-01T00:00:00Z", account="me"))
     raw_blocks = encode_raw_pages(block_pairs) if block_pairs else None
-    archive.commit_thread(
-        "me", result, encode_raw_pages(pairs), raw_blocks, row.updated_at, listing=row
+    commit_thread(
+        archive, "me", result, encode_raw_pages(pairs), raw_blocks, row.updated_at, listing=row
     )
 
 

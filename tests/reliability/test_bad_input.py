@@ -257,7 +257,7 @@ def _batch_with_one_bad(tmp_path: Path, unreadable: bool) -> tuple[Any, str, lis
 
     async def job() -> Any:
         return await run_command(
-            settings_, "batch", opts, transport=transport, handle_signals=False
+            settings_, opts.run_options("batch"), transport=transport, handle_signals=False
         )
 
     with run_logging(settings_, "batch"):

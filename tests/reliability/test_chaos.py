@@ -119,8 +119,7 @@ async def virtual_batch(config: SimConfig, out: Path, app: Any, vt: VirtualTime)
         try:
             summary = await run_command(
                 settings,
-                "batch",
-                opts,
+                opts.run_options("batch"),
                 transport=DroppingTransport(app),
                 stdout=io.StringIO(),
                 handle_signals=False,

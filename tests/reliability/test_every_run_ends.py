@@ -147,7 +147,8 @@ def test_trickling_download_fails_on_its_deadline(tmp_path: Path) -> None:
     import anyio
     import httpx
 
-    from pplx_archiver.shell.net.download import AssetDownloadError, CdnDownloader
+    from pplx_archiver.shell.net.download import CdnDownloader
+    from pplx_archiver.shell.net.download_errors import AssetDownloadError
 
     calls: list[int] = []
 

@@ -11,6 +11,7 @@ from pplx_archiver.core.thread.model import ListingRow, RawPage, RenderContext, 
 from pplx_archiver.core.thread.rawfile import decode_raw_pages, encode_raw_pages
 from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
+from tests.commit_door import commit_thread
 
 EXPORTED_AT = "2026-09-01T00:00:00Z"
 
@@ -115,7 +116,7 @@ def harvest(archive: Archive, i: int, *, variant: bool = False, account: str = "
     assert tuple(p.body for p in decode_raw_pages(raw)) == tuple(p.body for p in pages)
     inp = ThreadInput(thread_id=row.thread_id, plain_pages=pages, listing=row)
     result = render_thread(inp, RenderContext(exported_at=EXPORTED_AT, account=account))
-    outcome = archive.commit_thread(account, result, raw, None, row.updated_at, listing=row)
+    outcome = commit_thread(archive, account, result, raw, None, row.updated_at, listing=row)
     archive.register_variants(result.variants, "online")
     return outcome.path
 

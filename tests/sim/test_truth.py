@@ -6,6 +6,8 @@ import datetime as dt
 import json
 from typing import Any
 
+import pytest
+
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.state import AccountState
 from tests.sim.conftest import fetch_pages, list_all
@@ -237,6 +239,7 @@ def naive_truth(
     }
 
 
+@pytest.mark.heavy  # pure CPU: `make test` runs it untraced (docs/dev/architecture.md)
 async def test_truth_matches_naive_reading_of_responses(make_client: Any) -> None:
     """For 300 threads, mode/turns/landings/interruptions/variants/citations match the bodies."""
     config = SimConfig()

@@ -18,6 +18,7 @@ from pplx_archiver.core.thread.model import (
 from pplx_archiver.core.thread.rawfile import encode_raw_pages
 from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
+from tests.commit_door import commit_thread
 
 EXPORTED_AT = "2026-09-01T00:00:00Z"
 
@@ -150,7 +151,7 @@ def harvest(archive: Archive, spec: dict[str, Any], *, answer: str | None = None
     )
     result = render_thread(inp, RenderContext(exported_at=EXPORTED_AT, account="me"))
     raw = encode_raw_pages(pages)
-    outcome = archive.commit_thread("me", result, raw, None, row.updated_at, listing=row)
+    outcome = commit_thread(archive, "me", result, raw, None, row.updated_at, listing=row)
     return outcome.path
 
 

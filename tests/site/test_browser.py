@@ -20,8 +20,8 @@ from playwright.sync_api import BrowserContext, Dialog, Page, Route, sync_playwr
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
+from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.care.usage import UsageStore
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
 from pplx_archiver.site.build import build_site
@@ -82,10 +82,9 @@ def site() -> Iterator[Site]:
         with Archive(out) as archive:
             for spec in (*THREADS, FOLD_THREAD):
                 harvest(archive, spec)
-            usage = UsageStore(out / "index" / "archive.sqlite")
             for n, row in enumerate(archive.iter_threads("done")):  # credits for the chart
-                usage.put(row.uuid, "ok", "2026-07-21T00:00:00Z", cents=100 + n, meters=[])
-            usage.close()
+                answer = UsageAnswer(row.uuid, "ok", "2026-07-21T00:00:00Z", 100 + n, ())
+                archive.writer.apply(answer)
             build_site(archive)
             threads = sum(1 for _ in archive.iter_threads("done"))
         yield Site(out / "site", result.exit_code, result.output, threads)

@@ -6,10 +6,12 @@ import re
 from pathlib import Path
 
 import orjson
+import pytest
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
 from pplx_archiver.shell.archive.store import Archive
+from pplx_archiver.site import build as site_build
 from pplx_archiver.site.build import build_site
 from pplx_archiver.site.pages import page_id
 from tests.site.builders import THREADS, build, harvest, slug_of
@@ -58,6 +60,40 @@ def test_rebuild_rewrites_only_changed_threads(tmp_path: Path) -> None:
     assert b"chlorophyll" in (site / "search-index.js").read_bytes()
     manifest = orjson.loads((site / "manifest.json").read_bytes())
     assert sorted(manifest["threads"]) == sorted(slug_of(k) for k in (1, 2, 3))
+
+
+def test_rebuild_hashes_only_moved_files_and_merges_kept_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild reads and hashes only the threads whose files were rewritten; the search
+    index merged from the terms kept in ``data/`` equals the one of tokenizing every turn
+    again (what a data file without terms gets)."""
+    build(tmp_path)
+    site = tmp_path / "site"
+    real = site_build._digest
+    hashed: list[Path] = []
+
+    def counting(folder: Path, fields: bytes) -> str:
+        hashed.append(folder)
+        return real(folder, fields)
+
+    monkeypatch.setattr(site_build, "_digest", counting)
+    with Archive(tmp_path) as archive:
+        build_site(archive)
+        assert len(hashed) == 4
+        harvest(archive, THREADS[0], answer="A new answer about chlorophyll.")
+        hashed.clear()
+        again = build_site(archive)
+        assert (again.built, again.unchanged, len(hashed)) == (1, 3, 1)
+        merged = (site / "search-index.js").read_bytes()
+        assert b"chlorophyll" in merged
+        for path in (site / "data").glob("*.json"):
+            data = orjson.loads(path.read_bytes())
+            assert len(data["terms"]) == len(data["search"])
+            path.write_bytes(orjson.dumps({"search": data["search"]}))
+        (site / "search-index.js").unlink()
+        build_site(archive)
+    assert (site / "search-index.js").read_bytes() == merged
 
 
 def test_cli_site_to_folder_and_refusal(tmp_path: Path) -> None:

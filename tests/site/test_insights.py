@@ -12,8 +12,8 @@ from urllib.parse import unquote
 import orjson
 import pytest
 
+from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.care.usage import UsageStore
 from pplx_archiver.site import insights
 from pplx_archiver.site.build import MANIFEST, build_site
 from pplx_archiver.site.pages import CSP, ThreadMeta, page_id
@@ -89,9 +89,7 @@ def test_the_site_build_keeps_facts_and_links_charts_to_thread_pages(tmp_path: P
     assert "1 threads, 1 turns" in one and "Usage was not backfilled" in one
     build(tmp_path)
     with Archive(tmp_path) as archive:
-        usage = UsageStore(tmp_path / "index" / "archive.sqlite")
-        usage.put(slug_of(2), "ok", "2026-07-21T00:00:00Z", cents=250, meters=[])
-        usage.close()
+        archive.writer.apply(UsageAnswer(slug_of(2), "ok", "2026-07-21T00:00:00Z", 250, ()))
         build_site(archive)
     manifest = orjson.loads((site / MANIFEST).read_bytes())["threads"]
     facts = manifest[slug_of(1)]["facts"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 
-from pplx_archiver.site.offline_search import search_index, tokens
+from pplx_archiver.site.offline_search import search_index, tokens, turn_terms
 from pplx_archiver.site.pages import ThreadMeta
 
 
@@ -42,11 +42,13 @@ def test_tokens_split_chinese_into_unigrams_and_bigrams() -> None:
 
 def test_search_index_is_a_script_with_postings() -> None:
     """The index assigns a global; each term lists the docs holding it, in order."""
+    turns = {
+        ("threads/a.html", "One"): [(1, "量子 alpha")],
+        ("threads/b.html", "Two"): [(1, "beta"), (2, "alpha\u2028")],
+    }
     data = search_index(
-        [
-            (_meta("threads/a.html", "One"), [(1, "量子 alpha")]),
-            (_meta("threads/b.html", "Two"), [(1, "beta"), (2, "alpha\u2028")]),
-        ]
+        (_meta(page, title), [(n, text, turn_terms(title, text)) for n, text in items])
+        for (page, title), items in turns.items()
     )
     assert data.startswith(b"window.PPLX_SEARCH = ") and data.endswith(b";\n")
     assert b"\xe2\x80\xa8" not in data
@@ -55,3 +57,4 @@ def test_search_index_is_a_script_with_postings() -> None:
     assert index["terms"]["alpha"] == [0, 2]
     assert index["terms"]["量子"] == [0]
     assert index["terms"]["two"] == [1, 2]
+    assert turn_terms("Two", "alpha beta alpha") == ("alpha", "beta", "two")

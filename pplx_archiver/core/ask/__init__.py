@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pplx_archiver.core.ask.asking import (
-    ASK_MODES,
     ASK_PATH,
     PINNED_CONFIG,
     RECENCY,
@@ -23,7 +22,6 @@ from pplx_archiver.core.ask.asking import (
 from pplx_archiver.core.ask.stream import AskResult, AskStream, replay
 
 __all__ = [
-    "ASK_MODES",
     "ASK_PATH",
     "PINNED_CONFIG",
     "RECENCY",

@@ -15,15 +15,9 @@ from typing import Any
 
 import orjson
 
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import ConfigError, PayloadError
 
-# ask mode → mode name in the models config
-ASK_MODES: dict[str, str] = {
-    "search": "search",
-    "deep-research": "research",
-    "council": "agentic_research",
-    "study": "study",
-}
 ASK_PATH = "/rest/sse/perplexity_ask"
 COUNCIL_MIN, COUNCIL_MAX = 2, 3
 RECENCY = ("day", "week", "month", "year")
@@ -113,7 +107,7 @@ def parse_models_config(decoded: Any, where: str = "models config") -> ModelTabl
 def table_lines(table: ModelTable, source: str) -> list[str]:
     """The printed model table: the ask modes first, each with its models (``*`` = default)."""
     lines = [f"models ({source})", f"{'mode':<14} {'model id':<28} label"]
-    for ask_mode, config_mode in ASK_MODES.items():
+    for ask_mode, config_mode in mode_table.VIEWS.ask_modes.items():
         ids = table.ids("search") if ask_mode == "council" else table.ids(config_mode)
         default = table.defaults.get(config_mode, "")
         if ask_mode == "council":
@@ -140,9 +134,10 @@ class ModelChoice:
 
 def resolve_models(table: ModelTable, mode: str, models: Sequence[str]) -> ModelChoice:
     """Check ``--mode``/``--model`` against the table; ConfigError names the valid ids."""
-    if mode not in ASK_MODES:
-        raise ConfigError(f"--mode {mode!r} is not an ask mode; choose from {', '.join(ASK_MODES)}")
-    config_mode = ASK_MODES[mode]
+    ask_modes = mode_table.VIEWS.ask_modes  # ask mode → mode name in the models config
+    if mode not in ask_modes:
+        raise ConfigError(f"--mode {mode!r} is not an ask mode; choose from {', '.join(ask_modes)}")
+    config_mode = ask_modes[mode]
     if mode == "council":
         valid = table.ids("search")
         chosen = tuple(models) or table.council_defaults
@@ -246,16 +241,11 @@ def follow_up_of(thread_body: Any, where: str = "thread") -> FollowUp:
 
 
 def mode_of_entry(entry: Mapping[str, Any]) -> str | None:
-    """The ask mode an archived entry was asked in, from its ``search_mode`` (None if unsure)."""
-    return {
-        "SEARCH": "search",
-        "RESEARCH": "deep-research",
-        "AGENTIC_RESEARCH": "council",
-        "STUDY": "study",
-    }.get(str(entry.get("search_mode") or "").upper())
-
-
-_COMPUTER_MODELS = ("pplx_asi",)  # display models of computer tasks start with this
+    """The ask mode an archived entry was asked in, from its ``search_mode`` (None if unsure
+    or not a mode ``pplx-ask`` offers)."""
+    views = mode_table.VIEWS
+    mode = views.by_search_mode.get(str(entry.get("search_mode") or "").upper())
+    return mode if mode in views.ask_modes else None
 
 
 def _entries(thread_body: Any) -> list[Mapping[str, Any]]:
@@ -264,19 +254,25 @@ def _entries(thread_body: Any) -> list[Mapping[str, Any]]:
 
 
 def refuse_computer_follow_up(thread_body: Any, thread_id: str) -> None:
-    """ConfigError (one line) when the thread is a computer task: pplx-ask offers no computer
-    mode, and asking in another mode would append a foreign turn to the task."""
+    """ConfigError (one line) when the thread is of a mode pplx-ask does not offer (a computer
+    task): asking in another mode would append a foreign turn to it."""
     meta = thread_body.get("thread_metadata") if isinstance(thread_body, dict) else None
-    computer = isinstance(meta, dict) and str(meta.get("mode") or "") == "4"
-    for entry in _entries(thread_body):
-        mode = str(entry.get("search_mode") or "").upper()
-        model = str(entry.get("display_model") or "")
-        computer = computer or mode == "ASI" or model.startswith(_COMPUTER_MODELS)
-    if computer:
-        raise ConfigError(
-            f"--follow-up {thread_id}: a computer task cannot be continued with pplx-ask "
-            "(computer mode is not offered); continue it in the web app"
-        )
+    meta_mode = str(meta.get("mode") or "") if isinstance(meta, dict) else ""
+    entries = _entries(thread_body)
+    for row in mode_table.VIEWS.rows:
+        if row.ask_config:
+            continue
+        found = meta_mode in row.metadata_modes
+        for entry in entries:
+            mode = str(entry.get("search_mode") or "").upper()
+            model = str(entry.get("display_model") or "")
+            family = bool(row.model_family) and model.startswith(row.model_family)
+            found = found or mode in row.search_modes or family
+        if found:
+            raise ConfigError(
+                f"--follow-up {thread_id}: a {row.name} task cannot be continued with pplx-ask "
+                f"({row.name} mode is not offered); continue it in the web app"
+            )
 
 
 def thread_members(thread_body: Any) -> tuple[str, ...]:

@@ -67,8 +67,8 @@ from pplx_archiver.core.thread.markdown import (
 )
 from pplx_archiver.core.thread.markdown_blocks import scan_blocks
 from pplx_archiver.core.thread.mdfile import md_bytes
+from pplx_archiver.core.thread.mode_table import Mode, ModeViews, views_of
 from pplx_archiver.core.thread.model import (
-    MODES,
     AssetFile,
     AssetRef,
     ListingRow,
@@ -86,6 +86,7 @@ from pplx_archiver.core.thread.modes import (
     needs_blocks,
 )
 from pplx_archiver.core.thread.node import Node
+from pplx_archiver.core.thread.output_files import OUTPUTS, OutputFile, is_output
 from pplx_archiver.core.thread.paginate import BLOCKS, PLAIN, PagingRecord, thread_pages
 from pplx_archiver.core.thread.plainsteps import KNOWN_PLAIN
 from pplx_archiver.core.thread.prose import FIELDS, ThreadProse, TurnProse, joined
@@ -123,8 +124,8 @@ __all__ = [
     "LABELS",
     "MANIFEST",
     "MISSING",
-    "MODES",
     "NO_CHANNEL",
+    "OUTPUTS",
     "PLAIN",
     "REPORT_TYPE",
     "STORED",
@@ -139,7 +140,10 @@ __all__ = [
     "FlavourPlan",
     "Item",
     "ListingRow",
+    "Mode",
+    "ModeViews",
     "Node",
+    "OutputFile",
     "PageNeed",
     "PageTally",
     "PagingRecord",
@@ -184,6 +188,7 @@ __all__ = [
     "fence",
     "file_stem",
     "heading",
+    "is_output",
     "is_variant",
     "iso",
     "joined",
@@ -221,5 +226,6 @@ __all__ = [
     "thread_pages",
     "title_slug",
     "uuid8",
+    "views_of",
     "word_diff",
 ]

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.core.thread.values import Entry, Workflow
-
-AGENT_MODES = frozenset({"computer", "council"})
 
 
 def workflow_answer(workflow: Workflow | None, *, any_variant: bool = False) -> str:
@@ -60,7 +59,7 @@ def extract_answer(
         return text
     if entry.final_answer and entry.final_answer.strip():
         return entry.final_answer
-    if mode in AGENT_MODES and not stub:
+    if mode in mode_table.VIEWS.agents and not stub:
         text = workflow_answer(blocks.workflow, any_variant=True)
         if text:
             return text

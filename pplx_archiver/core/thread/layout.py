@@ -11,6 +11,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from pplx_archiver.core.thread import mode_table
+
 MAX_COMPONENT = 80
 MAX_SLUG = 60
 
@@ -82,7 +84,7 @@ def uuid8(thread_uuid: str) -> str:
 def thread_dir_name(mode: str, created_date: str, title: str, thread_uuid: str) -> str:
     """``<mode>/<YYYY-MM-DD>_<title-slug>_<uuid8>``; ``created_date`` is ``YYYY-MM-DD``."""
     date = created_date if re.fullmatch(r"\d{4}-\d{2}-\d{2}", created_date) else "0000-00-00"
-    mode_part = safe_component(mode, fallback="search")
+    mode_part = safe_component(mode, fallback=mode_table.VIEWS.default)
     return f"{mode_part}/{date}_{title_slug(title)}_{uuid8(thread_uuid)}"
 
 

@@ -16,8 +16,6 @@ from pplx_archiver.core.thread.layout import thread_key
 if TYPE_CHECKING:
     from pplx_archiver.core.thread.prose import ThreadProse
 
-MODES = ("search", "deep-research", "computer", "council", "study")
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SpaceRef:

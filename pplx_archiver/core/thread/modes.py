@@ -13,26 +13,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.core.thread.decode import decode_thread
 from pplx_archiver.core.thread.model import ListingRow, RawPage
 from pplx_archiver.core.thread.values import Entry, Thread
-
-SEARCH_MODE_MODE = {
-    "ASI": "computer",
-    "AGENTIC_RESEARCH": "council",
-    "STUDY": "study",
-    "RESEARCH": "deep-research",
-    "SEARCH": "search",
-    "STUDIO": "search",
-}
-DISPLAY_MODEL_MODE = {
-    "pplx_agentic_research": "council",
-    "pplx_asi_opus": "computer",
-    "pplx_asi_opus_thinking": "computer",
-    "pplx_study": "study",
-}
-SPECIFICITY = ("computer", "council", "study", "deep-research", "search")
-NEEDS_BLOCKS = frozenset({"computer", "council", "study", "deep-research"})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -43,46 +27,47 @@ class ModeDecision:
     decided_by: str
     signals: Mapping[str, Any]
     findings: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    typed: str = ""  # the mode the thread-type signals name (URL, metadata, listing), if any
 
 
-def _most_specific(modes: Sequence[str]) -> str:
-    return min(modes, key=SPECIFICITY.index)
-
-
-def _step_mode(entries: Sequence[Entry]) -> str:
+def _step_mode(entries: Sequence[Entry], views: mode_table.ModeViews) -> str:
     names: set[str] = set()
     for entry in entries:
         names.update(step.step_type for step in entry.steps)
         workflow = entry.blocks.workflow
         if workflow is not None:
             names.update(s.tool_name.upper() for s in workflow.steps)
-    if "COUNCIL_RESEARCH" in names:
-        return "council"
-    if "RESEARCH_ANSWER" in names:
-        return "deep-research"
-    return ""
+    return views.most_specific(views.by_step_type.get(n, "") for n in names)
 
 
-def _dm_modes(entries: Sequence[Entry]) -> list[str]:
+def _dm_modes(entries: Sequence[Entry], views: mode_table.ModeViews) -> list[str]:
     """The distinct modes of the entries' mapped display models, most specific first."""
-    found = {DISPLAY_MODEL_MODE.get(e.display_model, "") for e in entries} - {""}
-    return sorted(found, key=SPECIFICITY.index)
+    found = {views.by_display_model.get(e.display_model, "") for e in entries} - {""}
+    return sorted(found, key=views.specificity.index)
+
+
+def _typed_mode(url: str, metadata_mode: str, listing_mode: str) -> tuple[str, bool]:
+    """The mode the thread-type signals name ("" for none) and whether the URL is one."""
+    views = mode_table.VIEWS
+    by_url = [m for mark, m in views.by_url_mark.items() if mark in url]
+    found = (
+        views.by_metadata_mode.get(metadata_mode, ""),
+        views.by_listing_type.get(listing_mode, ""),
+    )
+    return views.most_specific((*by_url, *found)), bool(by_url)
 
 
 def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> ModeDecision:
     """Decide the archive mode of a thread and report every signal and conflict."""
+    views = mode_table.VIEWS
     entries = thread.entries + thread.background
     search_modes = sorted({e.search_mode for e in entries if e.search_mode})
-    known = [SEARCH_MODE_MODE[m] for m in search_modes if m in SEARCH_MODE_MODE]
+    known = [views.by_search_mode[m] for m in search_modes if m in views.by_search_mode]
     listing_mode = (listing.mode or "").upper() if listing is not None else ""
     url = url or (listing.url if listing is not None else "")
-    computer_hint = (
-        "/computer/tasks/" in url
-        or thread.metadata_mode == "4"
-        or listing_mode in ("ASI", "COMPUTER")
-    )
-    step_mode = _step_mode(entries)
-    dm_modes = _dm_modes(entries)
+    typed, typed_url = _typed_mode(url, thread.metadata_mode, listing_mode)
+    step_mode = _step_mode(entries, views)
+    dm_modes = _dm_modes(entries, views)
     dm_mode = dm_modes[0] if dm_modes else ""
     display_models = sorted({e.display_model for e in entries if e.display_model})
     signals: dict[str, Any] = {
@@ -92,17 +77,17 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
         "step_mode": step_mode or None,
         "metadata_mode": thread.metadata_mode or None,
         "listing_mode": listing_mode or None,
-        "computer_url": "/computer/tasks/" in url,
+        "computer_url": typed_url,
     }
     findings: list[tuple[str, Mapping[str, Any]]] = []
     if known:
-        mode = _most_specific(known)
+        mode = views.most_specific(known)
         decided_by = "search_mode"
         if len(set(known)) > 1:
             findings.append(("MODE_SWITCH", {"search_modes": search_modes, "mode": mode}))
         downstream = [m for m in (dm_mode, step_mode) if m and m != mode]
-        if computer_hint and mode != "computer":
-            downstream.append("computer")
+        if typed and mode != typed:
+            downstream.append(typed)
         if downstream:
             findings.append(
                 (
@@ -110,10 +95,10 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
                     {"mode": mode, "conflicting": sorted(set(downstream))},
                 )
             )
-    elif computer_hint:
+    elif typed:
         # a computer signal outranks the display model and step names; a disagreeing one is
         # reported (docs/rendering.md, "Mode")
-        mode, decided_by = "computer", "computer_signal"
+        mode, decided_by = typed, f"{typed}_signal"
         downstream = sorted({m for m in (*dm_modes, step_mode) if m and m != mode})
         if downstream:
             findings.append(("MODE_SIGNAL_CONFLICT", {"mode": mode, "conflicting": downstream}))
@@ -126,12 +111,9 @@ def detect_mode(thread: Thread, listing: ListingRow | None, url: str = "") -> Mo
     elif step_mode:
         mode, decided_by = step_mode, "step_name"
     else:
-        mode, decided_by = "search", "default"
+        mode, decided_by = views.default, "default"
     signals["decided_by"] = decided_by
-    return ModeDecision(mode=mode, decided_by=decided_by, signals=signals, findings=tuple(findings))
-
-
-_SEARCH_MODES = frozenset(k for k, mode in SEARCH_MODE_MODE.items() if mode == "search")
+    return ModeDecision(mode, decided_by, signals, tuple(findings), typed)
 
 
 def may_stay_plain(plain_pages: Sequence[RawPage]) -> bool:
@@ -141,6 +123,7 @@ def may_stay_plain(plain_pages: Sequence[RawPage]) -> bool:
     (``SEARCH``, ``STUDIO``); without one, the schematized pages are certainly needed and
     the thread's flow decodes the plain pages only with them.
     """
+    plain = mode_table.VIEWS.plain_search_modes
     for page in plain_pages:
         body = page.body
         if type(body) is not dict:
@@ -153,7 +136,7 @@ def may_stay_plain(plain_pages: Sequence[RawPage]) -> bool:
                 return True
             for raw in raws:
                 mode = raw.get("search_mode") if type(raw) is dict else None
-                if isinstance(mode, str) and mode.upper() in _SEARCH_MODES:
+                if isinstance(mode, str) and mode.upper() in plain:
                     return True
     return False
 
@@ -179,20 +162,10 @@ def blocks_needed(thread: Thread, listing: ListingRow | None) -> bool:
     change it, so a thread decoded without plain workflow items decides the same.
     """
     decision = detect_mode(thread, listing)
-    if decision.mode in NEEDS_BLOCKS or decision.decided_by == "default":
+    if decision.mode in mode_table.VIEWS.needs_blocks or decision.decided_by == "default":
         return True  # "default": no mapped signal at all (turbo, pplx_alpha alone are unmapped)
     everything = thread.entries + thread.background
     return not any(e.display_model for e in everything)
-
-
-ALL_MODES = frozenset(SPECIFICITY)
-COMPUTER_LISTING_MODES = frozenset({"ASI", "COMPUTER"})
-
-
-def _at_least(mode: str) -> frozenset[str]:
-    """``mode`` and every mode more specific: what a thread with a turn of ``mode`` may be
-    filed under (a thread that switched mode is filed under its most specific one)."""
-    return frozenset(SPECIFICITY[: SPECIFICITY.index(mode) + 1])
 
 
 def listing_modes(row: ListingRow) -> frozenset[str] | None:
@@ -205,17 +178,19 @@ def listing_modes(row: ListingRow) -> frozenset[str] | None:
     thread is that mode or a more specific one (docs/dev/api.md §9). Signals that contradict
     each other decide nothing.
     """
-    possible = ALL_MODES
+    views = mode_table.VIEWS
+    every = frozenset(views.names)
+    possible = every
     listed = (row.mode or "").strip().upper()
-    if listed in COMPUTER_LISTING_MODES:
-        possible = frozenset({"computer"})
-    elif listed:
-        possible = possible - {"computer"}
-        if listed in SEARCH_MODE_MODE:
-            possible &= _at_least(SEARCH_MODE_MODE[listed])
-    by_model = DISPLAY_MODEL_MODE.get((row.display_model or "").strip().lower())
+    if listed in views.by_listing_type:
+        possible = frozenset({views.by_listing_type[listed]})
+    elif listed:  # another type: not one of the modes that have a type of their own
+        possible = possible - set(views.by_listing_type.values())
+        if listed in views.by_search_mode:
+            possible &= views.at_least(views.by_search_mode[listed])
+    by_model = views.by_display_model.get((row.display_model or "").strip().lower())
     if by_model is not None:
-        possible &= _at_least(by_model)
-    if not possible or possible == ALL_MODES:
+        possible &= views.at_least(by_model)
+    if not possible or possible == every:
         return None
     return possible

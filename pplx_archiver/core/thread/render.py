@@ -1,8 +1,9 @@
 """The render entry point: one thread's raw pages in, every derived archive file out.
 
 ``render_thread`` decodes the pages, detects the mode, places sub-agent payloads, renders
-``conversation.md``, ``turns/turn_NNNN.md``, ``sources.json``/``sources.md``,
-``thread.json`` and ``report.md``, and returns findings for the shell to log. Pure and
+the files of :data:`~pplx_archiver.core.thread.output_files.OUTPUTS` (``conversation.md``,
+``turns/turn_NNNN.md``, ``sources.json``/``sources.md``, ``thread.json`` and ``report.md``),
+and returns findings for the shell to log. Pure and
 deterministic: same input, byte-identical output.
 """
 
@@ -13,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from pplx_archiver.core.thread import labels
+from pplx_archiver.core.thread import labels, mode_table
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.thread.assets import assets_of
 from pplx_archiver.core.thread.citations import dedupe, sources_json
 from pplx_archiver.core.thread.decode import decode_thread
@@ -106,14 +108,11 @@ class _Renderer:
             or next((e.query for e in thread.entries if e.query), "")
         )
         self.decision = detect_mode(thread, listing)
-        signals = self.decision.signals
-        computer_hint = (
-            signals["metadata_mode"] == "4"
-            or signals["listing_mode"] in ("ASI", "COMPUTER")
-            or bool(signals["computer_url"])
-        )
         self.mode = self.decision.mode
-        route = "computer/tasks" if self.mode == "computer" and computer_hint else "search"
+        # a thread of a mode with a web path of its own (a computer task) is addressed by it
+        # when its type signals say so; every other thread by /search/
+        typed = self.decision.typed == self.mode
+        route = (typed and mode_table.VIEWS.routes.get(self.mode)) or "search"
         self.url = f"{BASE_URL}/{route}/{self.address}"
         self.payloads = collect_payloads(thread.background)
         self.placement = place(thread.entries, self.payloads)
@@ -142,7 +141,7 @@ class _Renderer:
             if entry.problems:
                 self.degraded[number] = entry.problems
             text, part = self.turns.turn(number, entry)
-            files[f"turns/turn_{number:04d}.md"] = md_bytes(text)
+            files[outputs.TURN.at(number)] = md_bytes(text)
             answers.append(part)
             all_cited.extend(part.citations)
         appendix = self.turns.appendix(all_cited)
@@ -154,15 +153,15 @@ class _Renderer:
         )
         self.appendix = appendix
         sources = dedupe(all_cited)
-        files["conversation.md"] = md_bytes(self.conversation(answers, appendix))
-        files["sources.json"] = sources_json(sources)
-        files["sources.md"] = md_bytes(self.sources_md(sources))
+        files[outputs.CONVERSATION.path] = md_bytes(self.conversation(answers, appendix))
+        files[outputs.SOURCES_JSON.path] = sources_json(sources)
+        files[outputs.SOURCES_MD.path] = md_bytes(self.sources_md(sources))
         report = self.report_md = self.report()
         if report is not None:
-            files["report.md"] = md_bytes(report)
+            files[outputs.REPORT.path] = md_bytes(report)
         variants = self.variants()
         record_ = self.record(sources, variants)
-        files["thread.json"] = (
+        files[outputs.THREAD_JSON.path] = (
             orjson.dumps(record_, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
         )
         events = list(self.scope.findings)

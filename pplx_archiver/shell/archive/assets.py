@@ -67,14 +67,11 @@ from pplx_archiver.shell.archive.asset_store import Locate, archive_locator, reu
 from pplx_archiver.shell.archive.asset_store import read_manifest as read_manifest
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.disk import remove_dead_staging as remove_dead_staging
-from pplx_archiver.shell.net.download import (
+from pplx_archiver.shell.net.download import CdnDownloader, OriginBudget, url_expired, url_path
+from pplx_archiver.shell.net.download_errors import (
     AssetDownloadError,
     AssetTooLargeError,
-    CdnDownloader,
-    OriginBudget,
     UrlExpiredError,
-    url_expired,
-    url_path,
 )
 
 log = structlog.get_logger()
@@ -385,6 +382,7 @@ async def open_assets(
             clock=clock,
             shared=shared,
             durable=not getattr(archive, "group_commit", False),
+            proxy=settings.proxy,
         )
         if online
         else None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from pplx_archiver.core.archive.writes import ThreadCommit
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.thread.asset_files import INCOMPLETE
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.files import (
@@ -222,5 +223,5 @@ def missing(plan: ThreadCommit) -> dict[str, Any]:
     report = any(e.get("asset_type") == "RESEARCH_REPORT" for e in lacking)
     return {
         "assets_missing": sorted({str(e.get("file_name") or e.get("uuid")) for e in lacking}),
-        "report_missing": report and "report.md" not in plan.result.files,
+        "report_missing": report and outputs.REPORT.path not in plan.result.files,
     }

@@ -8,27 +8,25 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from pplx_archiver.core.thread import output_files
 from pplx_archiver.core.thread.model import ListingRow, SpaceRef
 from pplx_archiver.errors import StoreError
 
 RAW_ENTRIES = "raw_entries.json"
 RAW_BLOCKS = "raw_blocks.json"
 RAW_FILES = (RAW_ENTRIES, RAW_BLOCKS)
-THREAD_JSON = "thread.json"
+THREAD_JSON = output_files.THREAD_JSON.path
 ASSETS_DIR = "assets"
 INDEX_DIR = "index"
-# Top-level derived files a render may produce; anything else at the top is left alone.
-DERIVED_TOP = frozenset(
-    {"conversation.md", "sources.json", "sources.md", "thread.json", "report.md"}
-)
-_TURN_FILE = re.compile(r"^turn_\d{4,}\.md$")
+# Top-level derived files a render may produce (core/thread/output_files.py); anything else at the
+# top is left alone.
+DERIVED_TOP = output_files.TOP_FILES
 
 
 def dump_record(record: Mapping[str, Any]) -> bytes:
@@ -69,20 +67,17 @@ def derived_files_on_disk(folder: Path) -> set[str]:
     for child in folder.iterdir():
         if child.is_file() and child.name in DERIVED_TOP:
             found.add(child.name)
-    turns = folder / "turns"
-    if turns.is_dir():
-        for child in turns.iterdir():
-            if child.is_file() and _TURN_FILE.match(child.name):
-                found.add(f"turns/{child.name}")
+    for sub in output_files.SUB_DIRS:
+        if (folder / sub).is_dir():
+            for child in (folder / sub).iterdir():
+                if child.is_file() and output_files.is_output(f"{sub}/{child.name}"):
+                    found.add(f"{sub}/{child.name}")
     return found
 
 
 def recorded_file_keys(rel: str) -> bool:
     """True for the files whose size and hash the index records: raw, derived, manifest."""
-    if rel in RAW_FILES or rel in DERIVED_TOP or rel == f"{ASSETS_DIR}/manifest.json":
-        return True
-    parts = rel.split("/")
-    return len(parts) == 2 and parts[0] == "turns" and bool(_TURN_FILE.match(parts[1]))
+    return rel in RAW_FILES or output_files.is_output(rel) or rel == f"{ASSETS_DIR}/manifest.json"
 
 
 def check_file_key(rel: str) -> None:

@@ -1,12 +1,10 @@
 """The archive's state index ``index/archive.sqlite``: threads, runs and answer-variant keys.
 
-One row per thread (status, update time, folder, attempts, last error), one row per run, one
-row per registered answer variant; WAL journal, one transaction per finished thread. The API
-is synchronous and thread-safe (one connection guarded by a lock). Statuses: ``done`` (all
-files in place), ``failed`` (retried next run), ``pending`` (being written or rewritten; a
-crash leaves it here: fetched again), and the tombstones ``deleted``/``expired``/``not_found``
-(fetched again only when listed or exported again). Schema and migrations: ``index_schema``.
-A read-only index is opened with SQLite's ``mode=ro`` and never starts a write transaction.
+A row per thread (status, update time, folder, attempts, last error), run and answer variant;
+WAL; thread-safe (one connection, one lock); written by the archive's writer only. Statuses:
+``done``, ``failed`` (retried next run), ``pending`` (being written; a crash leaves it here),
+the tombstones ``deleted``/``expired``/``not_found`` (fetched again only when listed or
+exported again). Schema: ``index_schema``. Read-only: ``mode=ro``, never a write transaction.
 """
 
 from __future__ import annotations
@@ -107,9 +105,11 @@ class Index(ModeMemoTable, VerifyRotationTable):
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
+    def close(self, *, checkpoint: bool = False) -> None:
+        """Close the connection (idempotent; ``checkpoint``: the WAL moved into the file first)."""
         with self._lock:
+            if checkpoint:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
 
     class _Tx:
@@ -167,7 +167,7 @@ class Index(ModeMemoTable, VerifyRotationTable):
     # -- threads ----------------------------------------------------------------------------
 
     @staticmethod
-    def _row(row: sqlite3.Row) -> ThreadRow:
+    def thread_row(row: sqlite3.Row) -> ThreadRow:
         values = dict(row)
         for key in sch.JSON_COLUMNS:
             values[key] = sch.loads(values[key])
@@ -176,7 +176,7 @@ class Index(ModeMemoTable, VerifyRotationTable):
     def get(self, uuid: str) -> ThreadRow | None:
         """The thread's row, or None when the index does not know it."""
         rows = self._query("SELECT * FROM threads WHERE uuid = ?", (uuid,))
-        return self._row(rows[0]) if rows else None
+        return self.thread_row(rows[0]) if rows else None
 
     def iter_threads(self, status: str | None = None, after: str = "") -> Iterator[ThreadRow]:
         """Every thread row (of one status) after uuid ``after``, in uuid order, read by pages:
@@ -186,7 +186,7 @@ class Index(ModeMemoTable, VerifyRotationTable):
             f"SELECT * FROM threads WHERE {where} ORDER BY uuid LIMIT {PAGE_ROWS}",
             (after,) if status is None else (after, status),
         ):
-            yield from (self._row(row) for row in rows)
+            yield from (self.thread_row(row) for row in rows)
             after = rows[-1]["uuid"]
 
     def path_owner(self, path: str) -> str | None:

@@ -5,7 +5,7 @@ The parts live in their own modules; this one gathers the names callers use:
 ``search_index``    the ``search_*`` tables and rows, the hook the store runs in the
                     transaction that marks a thread done (:func:`thread_hook`);
 ``search_grams``    the grams a row is indexed by and those a query asks for;
-``search_rebuild``  rebuilding the index from the raw files (:func:`rebuild`);
+``search_rebuild``  rebuilding the index from the raw files (:func:`rebuild`, by the writer);
 ``search_query``    running a query: candidates, exact confirmation, ranking, hits;
 ``search_raw``      the ``--raw`` FTS5 query syntax;
 ``search_snippet``  the one-line snippet of a hit.
@@ -43,7 +43,6 @@ from pplx_archiver.shell.archive.search_rebuild import (
     RebuildSummary,
     ensure_ready,
     print_progress,
-    rebuild,
 )
 from pplx_archiver.shell.archive.search_snippet import make_snippet, printable
 
@@ -75,7 +74,6 @@ __all__ = [
     "print_progress",
     "printable",
     "query_rows",
-    "rebuild",
     "search",
     "search_page",
     "thread_hook",

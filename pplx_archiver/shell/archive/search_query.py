@@ -19,6 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.errors import SearchQueryError, StoreError
 from pplx_archiver.shell.archive import search_raw
 from pplx_archiver.shell.archive.search_grams import GramQuery, fold, query_grams
@@ -344,7 +345,7 @@ def hits_of(
 def _hit(row: tuple[Any, ...], score: float | None, query: str | None, exact: bool) -> Hit:
     _rowid, uuid, turn, created, blob, title, mode, account, sp_title, sp_slug, path = row
     field, snippet, match = make_snippet(unpack(blob), query, exact=exact)
-    rel = f"{path}/turns/turn_{turn:04d}.md" if turn else f"{path}/conversation.md"
+    rel = f"{path}/{outputs.TURN.at(turn) if turn else outputs.CONVERSATION.path}"
     return Hit(
         thread_uuid=uuid,
         turn=int(turn),

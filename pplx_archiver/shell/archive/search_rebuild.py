@@ -1,8 +1,9 @@
 """Rebuilding the search index from the archive's raw files (offline, the render core).
 
-Called by ``pplx-export search`` when the index is missing, of another version or stale
-(and for ``--rebuild``), and by ``pplx-export reindex``. The caller holds the archive's
-writer lock (``shell/archive/lock.py``): a rebuild writes the index.
+The archive's writer applies a :class:`~pplx_archiver.core.archive.writes.SearchRebuild` with
+:func:`rebuild`: sent by ``pplx-export search`` when the index is missing, of another version
+or stale (:func:`ensure_ready`; and for ``--rebuild``), and by ``pplx-export reindex``. The
+sender holds the archive's writer lock (``shell/archive/lock.py``): a rebuild writes the index.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import structlog
 
+from pplx_archiver.core.archive.writes import SearchRebuild
 from pplx_archiver.core.thread.prose import ThreadProse
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search_index as ix
@@ -50,7 +52,7 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
     """
     from pplx_archiver.core.thread.render import render_thread
     from pplx_archiver.shell.archive.fsutil import safe_join
-    from pplx_archiver.shell.care.rerender import build_input, context_for
+    from pplx_archiver.shell.archive.stored import build_input, context_for
 
     rows = [r for r in archive.iter_threads("done") if r.path]
     summary = RebuildSummary()
@@ -98,4 +100,4 @@ def ensure_ready(archive: Any, *, progress: Progress | None = None) -> RebuildSu
     if state == "ready":
         return None
     log.info("SEARCH_INDEX_REBUILDING", reason=state)
-    return rebuild(archive, progress=progress)
+    return archive.writer.apply(SearchRebuild(progress))  # type: ignore[no-any-return]

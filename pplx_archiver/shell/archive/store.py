@@ -17,20 +17,25 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pplx_archiver.core.archive import plan as planning
 from pplx_archiver.core.archive.writes import (
+    Forget,
     ModeMemos,
-    StagedFile,
+    NotFound,
+    Rekey,
+    RunFinish,
+    RunStart,
     ThreadCommit,
+    ThreadFailed,
+    ThreadTerminal,
     Tombstone,
     VariantRecords,
 )
 from pplx_archiver.core.thread.layout import safe_component
-from pplx_archiver.core.thread.model import ListingRow, RenderResult
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.alerts import AlertBook
 from pplx_archiver.shell.archive.disk import Disk
@@ -50,7 +55,7 @@ from pplx_archiver.shell.archive.files import stored_assets_problem
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index, RunRow, ThreadRow
 from pplx_archiver.shell.archive.registry import Registry, utc_now
-from pplx_archiver.shell.archive.writer import ArchiveWriter, CommitOutcome
+from pplx_archiver.shell.archive.writer import ArchiveWriter
 
 
 class Archive:
@@ -72,11 +77,10 @@ class Archive:
         self.group_commit = group_commit
         if read_only and not (self.out / INDEX_DIR / "archive.sqlite").is_file():
             raise StoreError(f"{self.out}: no archive here (no {INDEX_DIR}/archive.sqlite)")
-        try:
-            if not read_only:
-                (self.out / INDEX_DIR / "logs").mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"{self.out}: cannot create the archive: {exc}") from exc
+        # The only code that writes into the archive (``disk``: its file operations).
+        self.writer = ArchiveWriter(self, disk)
+        if not read_only:
+            self.writer.make_folders()
         self._clock = clock
         self.read_only = read_only
         # True (sync --full / --force): stored files are also checked against their hashes.
@@ -90,8 +94,6 @@ class Archive:
         )
         # Findings recorded once per fact (written by the writer only).
         self.alerts = AlertBook(self.index)
-        # The only code that writes into the archive (``disk``: its file operations).
-        self.writer = ArchiveWriter(self, disk)
 
     def reload_registry(self) -> None:
         """Read the variant registry again (the run's writer process appended to it)."""
@@ -159,12 +161,12 @@ class Archive:
         return self.index.iter_threads(status, after)
 
     def begin_run(self, command: str) -> int:
-        """Record the start of a command run; return its id."""
-        return self.index.begin_run(command, self._clock())
+        """Record the start of a command run (through the writer); return its id."""
+        return int(self.writer.apply(RunStart(command)))
 
     def finish_run(self, run_id: int, summary: Mapping[str, Any]) -> None:
-        """Record the end of a run and its summary."""
-        self.index.finish_run(run_id, self._clock(), summary)
+        """Record the end of a run and its summary (through the writer)."""
+        self.writer.apply(RunFinish(run_id, summary))
 
     def last_run(self) -> RunRow | None:
         """The newest run, if any."""
@@ -225,39 +227,13 @@ class Archive:
         return stored_assets_problem(folder, deep=deep)
 
     def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
-        """Make a 404 terminal (``not_found``) when confirmed; False: record a failure instead.
-
-        Confirmed means the previous attempt also answered 404, or ``immediate`` (an id given
-        to ``export``) for a thread never archived. Freshly created threads answer 404 for a
-        while, so one 404 of a listed thread is only a failure, retried by the next run.
-        """
-        previous = self.index.get(uuid)
-        was_404 = previous is not None and (
-            previous.status == "not_found"
-            or (previous.status == "failed" and (previous.error or "").startswith("NotFoundError"))
-        )
-        never_archived = previous is None or previous.status != "done"
-        if not (was_404 or (immediate and never_archived)):
-            return False
-        owner = previous.account if previous else "default"
-        self.index.upsert(
-            uuid, owner, status="not_found", error=f"NotFoundError: {error}", updated_in_run=run_id
-        )
-        self._log_terminal(uuid, "not_found", owner, previous.title if previous else None)
-        return True
-
-    def _log_terminal(self, uuid: str, state: str, account: str, title: str | None) -> None:
-        """Keep terminal states beside the index, so ``reindex`` can restore them."""
-        from pplx_archiver.shell.care.reindex import append_terminal
-
-        append_terminal(self.out, uuid, state, account=account, title=title, at=self._clock())
+        """Make a 404 terminal (``not_found``) when confirmed; False: record a failure instead
+        (see :class:`~pplx_archiver.core.archive.writes.NotFound`)."""
+        return bool(self.writer.apply(NotFound(uuid, error, run_id, immediate)))
 
     def forget(self, uuid: str) -> bool:
         """Drop a thread from the index (its folder and files stay); False if unknown."""
-        known = self.index.forget(uuid)
-        if known:
-            self._log_terminal(uuid, "forgotten", "default", None)
-        return known
+        return bool(self.writer.apply(Forget(uuid)))
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]:
         """Fields the render must carry over into ``thread.json`` (``remote_deleted``)."""
@@ -281,37 +257,26 @@ class Archive:
         """Apply a fetched thread's plan through the writer; return the log fields."""
         row, key = plan.listing, plan.result.thread_uuid
         if row is not None and row.thread_id != key and self.index.get(key) is None:
-            self.index.rekey(row.thread_id, key)  # filed under its text slug by older releases
+            self.writer.apply(Rekey(row.thread_id, key))  # filed under its slug by old releases
         return self.writer.apply(plan).as_fields()
 
-    def commit_thread(
-        self,
-        account: str,
-        result: RenderResult,
-        raw_entries: bytes,
-        raw_blocks: bytes | None,
-        listing_updated_at: str | None,
-        extra_files: Mapping[str, bytes] | None = None,
-        run_id: int | None = None,
-        *,
-        listing: ListingRow | None = None,
-        staged_files: Mapping[str, Path] | None = None,
-        assets_complete: bool = True,
-    ) -> CommitOutcome:
-        """Build the :class:`ThreadCommit` of one thread and apply it (see the writer)."""
-        plan = ThreadCommit(
-            account=account,
-            result=result,
-            raw_entries=raw_entries,
-            raw_blocks=raw_blocks,
-            listing=listing,
-            listing_updated_at=listing_updated_at,
-            extra_files=dict(extra_files or {}),
-            staged=tuple(StagedFile(k, str(v)) for k, v in (staged_files or {}).items()),
-            assets_complete=assets_complete,
-            run_id=run_id,
-        )
-        return self.writer.apply(plan)
+    def commit_online(self, plan: ThreadCommit) -> Mapping[str, Any]:
+        """Commit a thread a run fetched, then register its answer variants (source
+        ``online``): both before a group commit can mark it done, for a thread done without
+        its records would never get them (the next run skips it). The one order of the run's
+        own writer and of the writer process."""
+        fields = self.commit(plan)
+        if plan.result.variants:
+            self.register_variants(plan.result.variants, "online", plan.run_id)
+        return fields
+
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        """:meth:`commit_online` here and now, then ``then`` with its fields."""
+        then(self.commit_online(plan))
+
+    def can_post(self) -> bool:
+        """False: this store writes in the calling thread (only a writer process posts)."""
+        return False
 
     # -- other states ----------------------------------------------------------------------
 
@@ -326,13 +291,7 @@ class Archive:
         run_id: int | None = None,
     ) -> None:
         """Record a failed thread (attempts + 1); the next run retries it."""
-        fields: dict[str, Any] = {"updated_in_run": run_id, "failed_at": self._clock()}
-        if title is not None:
-            fields["title"] = title
-        previous = self.index.get(uuid)
-        self.index.mark_failed(
-            uuid, previous.account if previous else account, error, error_path, **fields
-        )
+        self.writer.apply(ThreadFailed(uuid, error, error_path, account, title, run_id))
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None:
         """The scheduler's name for :meth:`mark_failed`."""
@@ -342,12 +301,7 @@ class Archive:
         self, uuid: str, state: str, *, account: str = "default", run_id: int | None = None
     ) -> None:
         """Record that the server reports the thread deleted or expired (never retried)."""
-        if state not in ("deleted", "expired"):
-            raise StoreError(f"terminal state must be deleted or expired, got {state!r}")
-        previous = self.index.get(uuid)
-        owner = previous.account if previous else account
-        self.index.upsert(uuid, owner, status=state, updated_in_run=run_id)
-        self._log_terminal(uuid, state, owner, previous.title if previous else None)
+        self.writer.apply(ThreadTerminal(uuid, state, account, run_id))
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None:
         """The scheduler's name for :meth:`mark_terminal`."""

@@ -1,9 +1,10 @@
 """The archive's one writer: every change to the archive is a plan it applies.
 
-``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.archive.writes` — a fetched
-thread, a re-render, an asset backfill, root files (space pages, the relations graph), a
-tombstone, variant records, other-mode memos — and is the only code that writes into the archive (an
-architecture test enforces it). A ``--dry-run`` computes the plan and never calls ``apply``.
+``ArchiveWriter.apply(plan)`` takes a plan of :mod:`pplx_archiver.core.archive.writes` (thread
+files, index rows: ``writer_rows.py``, site files: ``writer_files.py``, a search rebuild) and
+is the only code that writes into the archive (an architecture test enforces it). A
+``--dry-run`` computes the plan and never calls ``apply``. :meth:`ArchiveWriter.open_log`
+opens a run's log file.
 
 A thread commit (:class:`ThreadCommit`): raw files first, then extra files (assets), then
 derived files, thread.json last; each written atomically and only when its bytes changed;
@@ -23,20 +24,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import IO, TYPE_CHECKING, Any, overload
 
 from pplx_archiver.core.archive.writes import (
     AssetPlacement,
     DerivedUpdate,
     Findings,
+    IndexRebuild,
     ModeMemos,
     Plan,
     RootFiles,
+    RowPlan,
+    RunLog,
+    SearchRebuild,
+    SiteFiles,
     StagedFile,
     ThreadCommit,
+    ThreadTerminal,
     Tombstone,
     VariantRecords,
-    VerifyRotation,
 )
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.commit import (
@@ -51,6 +57,7 @@ from pplx_archiver.shell.archive.commit import (
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.files import (
     ASSETS_DIR,
+    INDEX_DIR,
     THREAD_JSON,
     check_relative,
     load_record,
@@ -59,6 +66,11 @@ from pplx_archiver.shell.archive.files import (
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN, Confined, safe_join
 from pplx_archiver.shell.archive.history import VERSIONS, HistoryStep
 from pplx_archiver.shell.archive.search import Hook, meta_of, thread_hook
+from pplx_archiver.shell.archive.search_rebuild import RebuildSummary, rebuild
+from pplx_archiver.shell.archive.terminal_log import append_terminal
+from pplx_archiver.shell.archive.writer_files import open_log, write_site
+from pplx_archiver.shell.archive.writer_rebuild import rebuild_index
+from pplx_archiver.shell.archive.writer_rows import apply_row_plan, set_assets_complete
 
 if TYPE_CHECKING:
     from pplx_archiver.shell.archive.store import Archive
@@ -77,6 +89,13 @@ class ArchiveWriter:
         self._unsynced: list[tuple[str, str, dict[str, Any]]] = []
         self._search_hooks: dict[str, Hook] = {}  # uuid -> search index update at "done"
 
+    def make_folders(self) -> None:
+        """The archive's ``index/logs`` folder (StoreError when it cannot be made)."""
+        try:
+            self.disk.make_dir(self.archive.out / INDEX_DIR / "logs")
+        except OSError as exc:
+            raise StoreError(f"{self.archive.out}: cannot create the archive: {exc}") from exc
+
     @property
     def durable(self) -> bool:
         """Each file synced as written (False under group commit)."""
@@ -87,29 +106,29 @@ class ArchiveWriter:
     @overload
     def apply(self, plan: ThreadCommit) -> CommitOutcome: ...
     @overload
-    def apply(self, plan: DerivedUpdate) -> tuple[int, int]: ...
+    def apply(self, plan: DerivedUpdate | SiteFiles) -> tuple[int, int]: ...
     @overload
-    def apply(self, plan: AssetPlacement) -> int: ...
-    @overload
-    def apply(self, plan: RootFiles) -> int: ...
+    def apply(self, plan: AssetPlacement | RootFiles | ModeMemos) -> int: ...
     @overload
     def apply(self, plan: Tombstone) -> bool: ...
     @overload
     def apply(self, plan: VariantRecords) -> list[tuple[dict[str, Any], str]]: ...
     @overload
-    def apply(self, plan: ModeMemos) -> int: ...
-    @overload
     def apply(self, plan: Findings) -> list[tuple[str, str, Mapping[str, Any]]]: ...
     @overload
-    def apply(self, plan: VerifyRotation) -> None: ...
+    def apply(self, plan: SearchRebuild) -> RebuildSummary: ...
+    @overload
+    def apply(self, plan: RowPlan) -> Any: ...  # see writer_rows.apply_row_plan
 
     def apply(self, plan: Plan) -> Any:
-        """Apply one plan and return what it did: a ``ThreadCommit`` its :class:`CommitOutcome`;
-        a ``DerivedUpdate`` the files written and removed; an ``AssetPlacement`` or ``RootFiles``
-        the files written; a ``Tombstone`` whether ``remote_deleted`` was recorded now;
-        ``VariantRecords`` the records new or changed (each with ``new``/``changed``);
-        ``ModeMemos`` the number of memos recorded;
-        ``Findings`` the facts not recorded before (the ones to log)."""
+        """Apply one plan and return what it did (a ``ThreadCommit`` its :class:`CommitOutcome`,
+        a ``DerivedUpdate`` or ``SiteFiles`` the files written and removed, …: the overloads)."""
+        if isinstance(plan, RowPlan):  # index rows only (``writer_rows``)
+            return apply_row_plan(self.archive, plan)
+        if isinstance(plan, SearchRebuild):  # the sender holds the writer lock
+            return rebuild(self.archive, progress=plan.progress)
+        if isinstance(plan, SiteFiles):  # not synced one by one: built again from the archive
+            return write_site(self.disk, plan)
         if isinstance(plan, ThreadCommit):
             return self._commit(self.prepare(plan))
         if isinstance(plan, DerivedUpdate):
@@ -120,13 +139,6 @@ class ArchiveWriter:
             return self._root_files(plan)
         if isinstance(plan, Tombstone):
             return self._tombstone(plan)
-        if isinstance(plan, Findings):  # index rows only: ``alerts``, once per fact
-            return self.archive.alerts.record(plan.found, plan.run_id)
-        if isinstance(plan, ModeMemos):  # index rows only: ``mode_memos``
-            self.archive.index.put_mode_memos(plan.memos, plan.run_id)
-            return len(plan.memos)
-        if isinstance(plan, VerifyRotation):  # index row only: ``verify --sample``
-            return self.archive.index.put_verify_rotation(plan)
         return self.archive.registry.register(plan.records, plan.source, run_id=plan.run_id)
 
     # -- thread commits ----------------------------------------------------------------------
@@ -164,7 +176,10 @@ class ArchiveWriter:
         else:
             self.archive.index.mark_done(uuid, plan.account, fields, hook=hook)
         if returned_from(previous) is not None:
-            self._note_returned(uuid, plan.account)
+            # A tombstoned thread archived again: its terminal line is closed for reindex.
+            append_terminal(
+                self.archive.out, uuid, "returned", account=plan.account, at=self.archive.now()
+            )
         return CommitOutcome(
             path=prep.rel,
             written=written,
@@ -174,13 +189,6 @@ class ArchiveWriter:
             version=prep.history.version if prep.history is not None else None,
             findings=tuple(self.archive.alerts.record(commit_findings(prep), plan.run_id)),
         )
-
-    def _note_returned(self, uuid: str, account: str) -> None:
-        """A tombstoned thread archived again: its tombstone line is closed, so ``reindex``
-        does not bring it back."""
-        from pplx_archiver.shell.care.reindex import append_terminal
-
-        append_terminal(self.archive.out, uuid, "returned", account=account, at=self.archive.now())
 
     def _write_history(self, target: Path, step: HistoryStep) -> None:
         """The replaced version's chunks, then the versions file (before the raw files)."""
@@ -337,25 +345,27 @@ class ArchiveWriter:
         owner = self.archive.index.path_owner(plan.rel_path)
         if owner is not None:
             self._record_files(owner, plan.files)
-        row = self.archive.index.get(plan.thread_uuid)
-        if row is not None:
-            completeness = dict(row.completeness or {})
-            if plan.complete:
-                completeness.pop("assets_complete", None)
-            else:
-                completeness["assets_complete"] = False
-            if completeness != dict(row.completeness or {}):
-                self.archive.index.upsert(row.uuid, row.account, completeness=completeness)
+        set_assets_complete(self.archive, plan.thread_uuid, plan.complete)
         return written
 
     def _root_files(self, plan: RootFiles) -> int:
         """Files under the archive root, in the plan's order."""
         return self._write_all(self.archive.out, plan.files, list(plan.files))
 
+    @staticmethod
+    def rebuild_index(out: Path, plan: IndexRebuild) -> int:
+        """``reindex``'s plan, with no Archive open (its index may be damaged)."""
+        return rebuild_index(out, plan)
+
+    @staticmethod
+    def open_log(plan: RunLog) -> IO[bytes]:
+        """A run's log file, opened before the command opens the archive."""
+        return open_log(plan)
+
     def _tombstone(self, plan: Tombstone) -> bool:
         """``remote_deleted`` into thread.json and the index (once), then the terminal state."""
         recorded = self.remote_deleted(plan.thread_uuid, plan.timestamp)
-        self.archive.mark_terminal(plan.thread_uuid, plan.state)
+        apply_row_plan(self.archive, ThreadTerminal(plan.thread_uuid, plan.state))
         return recorded
 
     def remote_deleted(self, uuid: str, timestamp: str) -> bool:

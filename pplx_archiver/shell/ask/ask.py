@@ -33,6 +33,7 @@ from pplx_archiver.core.ask.asking import (
     resolve_models,
 )
 from pplx_archiver.core.ask.stream import AskResult, AskStream
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import (
     AskIncompleteError,
     AskRateLimitedError,
@@ -51,6 +52,7 @@ from pplx_archiver.shell.ask.ask_steps import run_space_create as run_space_crea
 from pplx_archiver.shell.net.auth import open_session
 from pplx_archiver.shell.net.http import ApiClient
 from pplx_archiver.shell.run.pipeline import thread_id_from_arg
+from pplx_archiver.shell.run.run_types import RunOptions
 
 ASK_STARTED = "ASK_STARTED"
 ASK_COMPLETED = "ASK_COMPLETED"
@@ -93,14 +95,6 @@ class AskOptions:
     export: bool = True
     timeout: float = 900.0
     with_answer: bool = False  # --json: the answer and sources go into the JSON line
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExportOptions:
-    """What ``pplx-export export THREAD`` passes to the run: the thread, refetched."""
-
-    thread: list[str]
-    force: bool = True
 
 
 # --------------------------------------------------------------------------- asking
@@ -165,10 +159,10 @@ async def _request(
         body, _ctx = await thread_context(client, thread_id)
         refuse_computer_follow_up(body, thread_id)
         follow = follow_up_of(body, f"thread {thread_id}")
-        mode = mode or mode_of_entry(body["entries"][-1]) or "search"
+        mode = mode or mode_of_entry(body["entries"][-1]) or mode_table.VIEWS.default
         if mode == "council" and not chosen:
             chosen = follow_up_members(models.table, body)  # the thread's own members
-    choice = resolve_models(models.table, mode or "search", chosen)
+    choice = resolve_models(models.table, mode or mode_table.VIEWS.default, chosen)
     request = ask_body(
         opts.prompt,
         choice,
@@ -300,12 +294,11 @@ async def _export(
     from pplx_archiver.shell.archive.store import Archive
     from pplx_archiver.shell.run.runner import run_command
 
-    opts = ExportOptions(thread=[thread_id])
+    options = RunOptions(command="export", thread_ids=(thread_id,), force=True)
     try:
         summary = await run_command(
             settings,
-            "export",
-            opts,
+            options,
             transport=transport,
             stdout=report_out or sys.stderr,
             handle_signals=handle_signals,

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.store import THREAD_JSON, Archive
 
@@ -89,7 +90,7 @@ def read_record(folder: Path) -> dict[str, Any]:
 def _turn_files(folder: Path) -> int:
     """The number of turn files of a folder (a record without ``counts``, as older ones)."""
     try:
-        return sum(1 for _ in (folder / "turns").glob("turn_*.md"))
+        return sum(1 for _ in folder.glob(outputs.TURN.path.replace(outputs.TURN_FIELD, "*")))
     except OSError:
         return 0
 

@@ -212,7 +212,7 @@ def render_version(archive: Archive, row: ThreadRow, number: int, lang: str | No
     from pplx_archiver.core.thread.model import ThreadInput
     from pplx_archiver.core.thread.rawfile import decode_raw_pages
     from pplx_archiver.core.thread.render import render_thread
-    from pplx_archiver.shell.care.stored import build_input, context_for
+    from pplx_archiver.shell.archive.stored import build_input, context_for
 
     folder = _folder(archive, row)
     line = _pick(all_versions(folder, row), number, -1)

@@ -20,6 +20,7 @@ from typing import Any
 from pplx_archiver.errors import PplxError
 from pplx_archiver.logconfig import MASK, redact_text
 from pplx_archiver.settings import Settings, config_file_path
+from pplx_archiver.shell.net.proxy import mask_proxy
 
 OK, WARNING, ERROR = "ok", "warning", "error"
 MIN_PYTHON = (3, 11)
@@ -69,6 +70,8 @@ def shown_value(name: str, value: Any) -> str:
         return "-"
     if name in SECRET_SETTINGS:
         return MASK
+    if name == "proxy":  # its user and password, if any
+        return redact_text(mask_proxy(str(value)))
     return redact_text(str(value))
 
 

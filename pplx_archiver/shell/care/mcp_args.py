@@ -10,7 +10,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.shell.care.catalog import ThreadInfo
@@ -32,8 +32,9 @@ def bounded(name: str, value: int, low: int, high: int) -> int:
 
 
 def check_mode(mode: str | None) -> str | None:
-    if mode is not None and mode not in MODES:
-        raise ToolInputError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
+    names = mode_table.VIEWS.names
+    if mode is not None and mode not in names:
+        raise ToolInputError(f"mode {mode!r}: expected one of {', '.join(names)}")
     return mode
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.archive import search as search_mod
 from pplx_archiver.shell.archive.alerts import AlertBook
@@ -153,9 +154,9 @@ class Reader:
         """A thread's outline (its turns' questions), or its whole conversation text."""
         info = self.thread(ref)
         answer: dict[str, Any] = {"thread": info.brief()}
-        answer["has_report"] = self._read(info, "report.md") is not None
+        answer["has_report"] = self._read(info, outputs.REPORT.path) is not None
         if full:
-            text = self._read(info, "conversation.md")
+            text = self._read(info, outputs.CONVERSATION.path)
             if text is None:
                 raise ToolInputError(f"{info.path}: conversation.md is missing (run re-render)")
             answer |= text_slice(text, offset, max_chars)
@@ -168,7 +169,7 @@ class Reader:
     def _queries(self, info: ThreadInfo) -> list[tuple[int, str]]:
         out = []
         for n in range(1, info.turns + 1):
-            text = self._read(info, f"turns/turn_{n:04d}.md") or ""
+            text = self._read(info, outputs.TURN.at(n)) or ""
             out.append((n, section(text, "Query")))
         return out
 
@@ -178,7 +179,7 @@ class Reader:
         """One turn's file: query, work process, answer and citations."""
         info = self.thread(ref)
         bounded("turn", turn, 1, max(1, info.turns))
-        text = self._read(info, f"turns/turn_{turn:04d}.md")
+        text = self._read(info, outputs.TURN.at(turn))
         if text is None:
             raise ToolInputError(f"{info.path}: turn {turn} has no file (run re-render)")
         return {"thread": info.brief(), "turn": turn} | text_slice(text, offset, max_chars)
@@ -188,7 +189,7 @@ class Reader:
     ) -> dict[str, Any]:
         """A deep-research thread's report (``report.md``) and its report assets."""
         info = self.thread(ref)
-        text = self._read(info, "report.md")
+        text = self._read(info, outputs.REPORT.path)
         if text is None:
             raise ToolInputError(f"thread {info.uuid} has no report (not a deep-research one?)")
         assets = [a for a in self._assets(info) if "REPORT" in str(a.get("asset_type", ""))]
@@ -213,7 +214,7 @@ class Reader:
         info = self.thread(ref)
         bounded("limit", limit, 1, 500)
         bounded("offset", offset, 0, 10**9)
-        raw = self._read(info, "sources.json")
+        raw = self._read(info, outputs.SOURCES_JSON.path)
         try:
             data = orjson.loads(raw) if raw else {}
         except orjson.JSONDecodeError:

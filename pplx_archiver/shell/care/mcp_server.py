@@ -20,7 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from pplx_archiver import __version__
-from pplx_archiver.core.thread.model import MODES
+from pplx_archiver.core.thread import mode_table
 from pplx_archiver.errors import PplxError
 from pplx_archiver.shell.care.mcp_reader import (
     DEFAULT_TEXT,
@@ -46,7 +46,7 @@ Thread = Annotated[
 ]  # fmt: skip
 Mode = Annotated[
     str | None,
-    Field(description=f"Only this mode: {', '.join(MODES)}."),
+    Field(description=f"Only this mode: {', '.join(mode_table.VIEWS.names)}."),
 ]
 Since = Annotated[str | None, Field(description="Only on or after this date (2026-07-20).")]
 Until = Annotated[str | None, Field(description="Only on or before this date (2026-07-31).")]

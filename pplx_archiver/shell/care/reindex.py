@@ -13,7 +13,9 @@ The walk is public so that other derived indexes can be rebuilt in the same pass
 :func:`walk_threads` yields one :class:`RebuiltThread` per folder and :func:`reindex` passes
 each one to every hook given (``hooks=``) or registered with :func:`register_hook`.
 
-The new index is written beside the old one and moved over it atomically; the runs table
+Reindex computes an :class:`~pplx_archiver.core.archive.writes.IndexRebuild` and the archive's
+writer applies it (``ArchiveWriter.rebuild_index``, no Archive open: the old index may be
+damaged): the new index is written beside the old one and moved over it; the runs table
 and the alerts of a readable old index are carried over (the alerts are facts found by
 runs; a thread's earlier server versions stay in its folder's ``history/``, which the index
 does not hold). The search index (tables ``search_*`` in the same
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,12 +37,11 @@ from typing import Any
 import orjson
 import structlog
 
+from pplx_archiver.core.archive.writes import IndexRebuild, SearchRebuild
 from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, Index
 from pplx_archiver.shell.archive.registry import Registry, read_lines, record_key, strip_meta
 from pplx_archiver.shell.archive.search_rebuild import Progress
-from pplx_archiver.shell.archive.search_rebuild import rebuild as rebuild_search
 from pplx_archiver.shell.archive.store import (
     DERIVED_TOP,
     INDEX_DIR,
@@ -51,8 +51,10 @@ from pplx_archiver.shell.archive.store import (
     listing_to_json,
     recorded_file_keys,
 )
+from pplx_archiver.shell.archive.terminal_log import TERMINAL_LOG, read_terminal_log
+from pplx_archiver.shell.archive.writer import ArchiveWriter
+from pplx_archiver.shell.archive.writer_rebuild import REGISTRY_FILE
 from pplx_archiver.shell.care.reindex_old import (
-    carry_over,
     lost_variants,
     old_alerts,
     old_index,
@@ -62,7 +64,6 @@ from pplx_archiver.shell.care.reindex_old import (
 
 log = structlog.get_logger()
 
-TERMINAL_LOG = "terminal_states.jsonl"
 Hook = Callable[["RebuiltThread"], None]
 _HOOKS: list[Hook] = []
 
@@ -204,38 +205,6 @@ def walk_threads(
                 on_error(folder, error)
 
 
-def read_terminal_log(path: Path) -> dict[str, dict[str, Any]]:
-    """Uuid → its latest terminal-state line (``forgotten`` lines remove the uuid)."""
-    states: dict[str, dict[str, Any]] = {}
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return states
-    for raw in data.splitlines():
-        try:
-            line = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(line, dict) or not isinstance(line.get("uuid"), str):
-            continue
-        if line.get("state") in ("forgotten", "returned"):
-            states.pop(line["uuid"], None)
-        elif line.get("state") in TERMINAL_STATUSES:
-            states[line["uuid"]] = line
-    return states
-
-
-def append_terminal(out: Path, uuid: str, state: str, **extra: Any) -> None:
-    """Append one line to ``index/terminal_states.jsonl`` (read back by reindex)."""
-    line = {"uuid": uuid, "state": state, **extra}
-    path = Path(out) / INDEX_DIR / TERMINAL_LOG
-    try:
-        with open(path, "ab") as fh:
-            fh.write(orjson.dumps(line, option=orjson.OPT_SORT_KEYS) + b"\n")
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot append: {exc.strerror or exc}") from None
-
-
 def repair_registry(registry_path: Path) -> tuple[list[dict[str, Any]], int]:
     """The registry's lines without bad lines and without repeats of the current record.
 
@@ -282,10 +251,11 @@ def _folders(out: Path, summary: ReindexSummary) -> dict[str, RebuiltThread]:
     return seen
 
 
-def _restore_terminal(
-    index: Index, seen: dict[str, RebuiltThread], index_dir: Path, summary: ReindexSummary
-) -> None:
+def _terminal_rows(
+    seen: dict[str, RebuiltThread], index_dir: Path
+) -> list[tuple[str, str, dict[str, Any]]]:
     """Deleted / expired / not-found states from the append-only terminal log."""
+    rows: list[tuple[str, str, dict[str, Any]]] = []
     for uuid, line in read_terminal_log(index_dir / TERMINAL_LOG).items():
         state = str(line["state"])
         if uuid in seen and state == "not_found":
@@ -296,72 +266,65 @@ def _restore_terminal(
             fields["error"] = str(line["error"])
         if line.get("title") and uuid not in seen:
             fields["title"] = str(line["title"])
-        index.upsert(uuid, safe_component(account, fallback="default"), **fields)
-        summary.terminal += 1
+        rows.append((uuid, safe_component(account, fallback="default"), fields))
+    return rows
 
 
-def _rebuild_search(out: Path, progress: Progress | None) -> None:
-    """The search index, last (``progress(done, total)`` as it goes): read from the raw files."""
-    with Archive(out) as archive:
-        rebuild_search(archive, progress=progress)
+def _registry_plan(
+    index_dir: Path, target: Path, summary: ReindexSummary
+) -> tuple[str | None, tuple[dict[str, Any], ...] | None]:
+    """The registry file's repair: the name of its backup (it held bad or repeated lines)
+    and the lines to rewrite it with (None: kept as it is)."""
+    registry_path = index_dir / REGISTRY_FILE
+    kept, dropped = repair_registry(registry_path)
+    backup = f"{REGISTRY_FILE}.bak-{_stamp()}" if dropped else None
+    # The file the writer's registry reads: moved away when repaired, else as it is.
+    held = {} if dropped else Registry(registry_path, repair=False).current()
+    lost = lost_variants(old_variants(target), held)
+    if dropped:
+        summary.registry_dropped = dropped
+        log.warning("REGISTRY_REPAIRED", dropped=dropped, backup=f"{INDEX_DIR}/{backup}")
+    summary.variants_restored = len(lost)
+    return backup, ((*kept, *lost) if dropped or lost else None)
 
 
 def reindex(
     out: Path, *, hooks: Iterable[Hook] = (), search_progress: Progress | None = None
 ) -> ReindexSummary:
-    """Rebuild the index of the archive at ``out`` from its folders (see module docstring)."""
+    """Rebuild the index of the archive at ``out`` from its folders (see module docstring):
+    the plan is computed here, applied by the archive's writer."""
     out = Path(out)
     index_dir = out / INDEX_DIR
-    index_dir.mkdir(parents=True, exist_ok=True)
     target = index_dir / "archive.sqlite"
     summary = ReindexSummary()
     runs, known, summary.previous_index = old_index(target)
-    alerts, variants = old_alerts(target), old_variants(target)
-    alerts_usage = (alerts, old_usage(target))
-
-    registry_path = index_dir / "answer_variants_log.jsonl"
-    kept, dropped = repair_registry(registry_path)
-    if dropped:
-        backup = registry_path.with_name(f"{registry_path.name}.bak-{_stamp()}")
-        registry_path.replace(backup)
-        summary.registry_dropped = dropped
-        log.warning("REGISTRY_REPAIRED", dropped=dropped, backup=str(backup.relative_to(out)))
-
-    building = index_dir / f"archive.sqlite.rebuild-{os.getpid()}"
-    for leftover in (building, Path(f"{building}-wal"), Path(f"{building}-shm")):
-        leftover.unlink(missing_ok=True)
-    index = Index(building)
+    backup, lines = _registry_plan(index_dir, target, summary)
+    seen = _folders(out, summary)
+    rows: list[tuple[str, str, Mapping[str, Any]]] = []
     all_hooks = [*hooks, *_HOOKS]
-    try:
-        registry = Registry(registry_path, index)
-        lost = lost_variants(variants, registry)
-        if dropped or lost:  # the registry file lost records the old index held: kept
-            registry.rewrite([*kept, *lost])
-            summary.variants_restored = len(lost)
-        seen = _folders(out, summary)
-        for thread in seen.values():
-            index.upsert(thread.uuid, thread.account, status="done", **thread.fields)
-            summary.threads += 1
-            if thread.uuid not in known:
-                summary.orphans += 1
-            for hook in all_hooks:
-                hook(thread)
-        _restore_terminal(index, seen, index_dir, summary)
-        records = list(registry.current().values())
-        index.put_variants(records, None)
-        summary.variants = len(records)
-        carry_over(index, runs, *alerts_usage)
-        index._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        index.close()
-    if summary.previous_index == "damaged":
-        target.replace(index_dir / f"archive.sqlite.damaged-{_stamp()}")
-    for sidecar in (Path(f"{target}-wal"), Path(f"{target}-shm")):
-        sidecar.unlink(missing_ok=True)
-    building.replace(target)
-    for sidecar in (Path(f"{building}-wal"), Path(f"{building}-shm")):
-        sidecar.unlink(missing_ok=True)
-    _rebuild_search(out, search_progress)
+    for thread in seen.values():
+        rows.append((thread.uuid, thread.account, {**thread.fields, "status": "done"}))
+        summary.threads += 1
+        if thread.uuid not in known:
+            summary.orphans += 1
+        for hook in all_hooks:
+            hook(thread)
+    terminal = _terminal_rows(seen, index_dir)
+    summary.terminal = len(terminal)
+    plan = IndexRebuild(
+        rows=(*rows, *terminal),
+        registry_backup=backup,
+        registry_lines=lines,
+        runs=tuple(runs),
+        alerts=tuple(old_alerts(target)),
+        usage=tuple(old_usage(target)),
+        damaged_name=f"archive.sqlite.damaged-{_stamp()}"
+        if summary.previous_index == "damaged"
+        else None,
+    )
+    summary.variants = ArchiveWriter.rebuild_index(out, plan)
+    with Archive(out) as archive:  # the search index, last: read from the raw files
+        archive.writer.apply(SearchRebuild(search_progress))
     log.info("REINDEX_DONE", **summary.as_event())
     return summary
 
@@ -371,7 +334,6 @@ __all__ = [
     "RAW_FILES",
     "RebuiltThread",
     "ReindexSummary",
-    "append_terminal",
     "read_folder",
     "register_hook",
     "reindex",

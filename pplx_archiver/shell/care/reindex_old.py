@@ -9,15 +9,15 @@ readable old index gives them to the new one, a damaged or missing one gives not
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.archive.index import Index
-from pplx_archiver.shell.archive.registry import Registry, record_key
+from pplx_archiver.shell.archive.registry import Key, record_key
+from pplx_archiver.shell.archive.writer_rows import USAGE_COLUMNS
 
 
 def old_index(path: Path) -> tuple[list[tuple[Any, ...]], set[str], str]:
@@ -84,9 +84,6 @@ def old_variants(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-USAGE_COLUMNS = ("thread_uuid", "status", "usage_cents", "meter_usage", "error", "fetched_at")
-
-
 def old_usage(path: Path) -> list[tuple[Any, ...]]:
     """The credit usage rows of a readable previous index (fetched from the service by
     ``usage-backfill``, which may not answer for them again): kept as they were."""
@@ -102,9 +99,9 @@ def old_usage(path: Path) -> list[tuple[Any, ...]]:
         return []
 
 
-def lost_variants(variants: list[dict[str, Any]], registry: Registry) -> list[dict[str, Any]]:
-    """The old index's variant records the registry file no longer holds."""
-    held = registry.current()
+def lost_variants(variants: list[dict[str, Any]], held: Mapping[Key, Any]) -> list[dict[str, Any]]:
+    """The old index's variant records the registry file (``held``: its records by key) no
+    longer holds."""
     lost = []
     for record in variants:
         try:
@@ -114,32 +111,3 @@ def lost_variants(variants: list[dict[str, Any]], registry: Registry) -> list[di
         if key not in held:
             lost.append(record)
     return lost
-
-
-def carry_over(
-    index: Index,
-    runs: list[tuple[Any, ...]],
-    alerts: list[tuple[Any, ...]],
-    usage: Sequence[tuple[Any, ...]] = (),
-) -> None:
-    """The runs, alerts and credit usage of the old index into the new one (facts no
-    folder holds)."""
-    if usage:
-        from pplx_archiver.shell.care.usage import UsageStore
-
-        UsageStore(index.path).close()  # the usage table, as usage-backfill makes it
-    with index.transaction() as db:
-        if usage:
-            marks = ", ".join("?" * len(USAGE_COLUMNS))
-            names = ", ".join(USAGE_COLUMNS)
-            db.executemany(f"INSERT OR REPLACE INTO usage ({names}) VALUES ({marks})", usage)
-        db.executemany(
-            "INSERT INTO runs (id, command, started_at, finished_at, summary, "
-            "exit_code, log_file) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            runs,
-        )
-        db.executemany(
-            "INSERT OR IGNORE INTO alerts (id, kind, thread_uuid, fact, run_id, "
-            "found_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            alerts,
-        )

@@ -4,8 +4,9 @@ For every thread the index marks done, the stored ``raw_entries.json`` / ``raw_b
 are decoded by the render core (the blocks file is skipped when ``thread.json`` records that
 the render used no blocks pages, as ``re-render`` does) and reduced to
 :class:`~pplx_archiver.core.relations.relations.ThreadFacts`; the core builds the edges. The shell
-writes ``relations/edges.jsonl`` and ``relations/graph.md`` atomically (unchanged bytes are
-not rewritten) and replaces the ``relations`` table of the index in one transaction, so
+hands ``relations/edges.jsonl`` and ``relations/graph.md`` (unchanged bytes are not
+rewritten) and the ``relations`` table of the index, replaced in one transaction, to the
+archive's writer (``RootFiles``, ``RelationEdges``), so
 search, the site and ``status`` can read the edges without re-parsing anything. No network.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 import orjson
 import structlog
 
-from pplx_archiver.core.archive.writes import RootFiles
+from pplx_archiver.core.archive.writes import RelationEdges, RootFiles
 from pplx_archiver.core.relations import relations as graph
 from pplx_archiver.core.thread.decode import decode_thread
 from pplx_archiver.core.thread.model import RawPage
@@ -28,7 +29,6 @@ from pplx_archiver.core.thread.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, PplxError, StoreError
 from pplx_archiver.shell.archive.fsutil import safe_join
 from pplx_archiver.shell.archive.store import (
-    INDEX_DIR,
     RAW_BLOCKS,
     RAW_ENTRIES,
     THREAD_JSON,
@@ -40,13 +40,6 @@ log = structlog.get_logger()
 RELATIONS_DIR = "relations"
 EDGES_FILE = "edges.jsonl"
 GRAPH_FILE = "graph.md"
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS relations ("
-    " src TEXT NOT NULL, dst TEXT NOT NULL, kind TEXT NOT NULL, evidence TEXT NOT NULL,"
-    " PRIMARY KEY (src, dst, kind))",
-    "CREATE INDEX IF NOT EXISTS relations_dst ON relations (dst)",
-)
 
 
 @dataclasses.dataclass(slots=True)
@@ -96,32 +89,6 @@ def load_facts(folder: Path, uuid: str, listing: Mapping[str, Any] | None) -> gr
         slug=slug if isinstance(slug, str) else "",
         context_uuid=context if isinstance(context, str) else "",
     )
-
-
-def store_edges(db_path: Path, edges: tuple[graph.Edge, ...]) -> None:
-    """Replace the index's ``relations`` table (created when missing) in one transaction."""
-    try:
-        db = sqlite3.connect(db_path, isolation_level=None, timeout=30.0)
-    except sqlite3.Error as exc:
-        raise StoreError(f"{db_path}: cannot open the index: {exc}") from exc
-    try:
-        for statement in _SCHEMA:
-            db.execute(statement)
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.execute("DELETE FROM relations")
-            db.executemany(
-                "INSERT INTO relations (src, dst, kind, evidence) VALUES (?, ?, ?, ?)",
-                [(e.src, e.dst, e.kind, e.evidence) for e in edges],
-            )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-    except sqlite3.Error as exc:
-        raise StoreError(f"{db_path}: cannot store relations: {exc}") from exc
-    finally:
-        db.close()
 
 
 def stored_edges(db_path: Path, uuid: str | None = None) -> list[graph.Edge]:
@@ -178,7 +145,7 @@ def build(archive: Archive, progress: Callable[[int, int], None] | None = None) 
         f"{RELATIONS_DIR}/{GRAPH_FILE}": graph.graph_md(edges, facts),
     }
     summary.files_written += archive.writer.apply(RootFiles(files))
-    store_edges(archive.out / INDEX_DIR / "archive.sqlite", edges)
+    archive.writer.apply(RelationEdges(tuple((e.src, e.dst, e.kind, e.evidence) for e in edges)))
     log.info("RELATIONS_BUILT", **summary.as_event())
     return summary
 

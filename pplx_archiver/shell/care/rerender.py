@@ -35,11 +35,11 @@ from pplx_archiver.shell.archive.files import THREAD_JSON, derived_files_on_disk
 from pplx_archiver.shell.archive.fsutil import safe_join, same_bytes
 from pplx_archiver.shell.archive.index import ThreadRow
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.care.stored import build_input as build_input
-from pplx_archiver.shell.care.stored import context_for as context_for
-from pplx_archiver.shell.care.stored import listing_from_record as listing_from_record
-from pplx_archiver.shell.care.stored import manifest_entries as manifest_entries
-from pplx_archiver.shell.care.stored import stored_downloads as stored_downloads
+from pplx_archiver.shell.archive.stored import build_input as build_input
+from pplx_archiver.shell.archive.stored import context_for as context_for
+from pplx_archiver.shell.archive.stored import listing_from_record as listing_from_record
+from pplx_archiver.shell.archive.stored import manifest_entries as manifest_entries
+from pplx_archiver.shell.archive.stored import stored_downloads as stored_downloads
 
 log = structlog.get_logger()
 
@@ -197,12 +197,12 @@ def render_all(
         return
     size = max(1, min(32, len(tasks) // (jobs * 4) or 1))
     chunks = [(out, tasks[i : i + size], renderer) for i in range(0, len(tasks), size)]
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context()) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context()) as pool:
         for batch in pool.map(_render_chunk, chunks):
             yield from batch
 
 
-def _mp_context() -> BaseContext:
+def mp_context() -> BaseContext:
     """``fork`` where it is safe (POSIX, no other thread running): workers start instantly
     with the core already imported; ``spawn`` otherwise."""
     if "fork" in get_all_start_methods() and threading.active_count() == 1:

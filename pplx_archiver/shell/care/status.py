@@ -18,8 +18,8 @@ from pplx_archiver.core.relations.relations import counts as relation_counts
 from pplx_archiver.shell.archive.file_check import Coverage, invalid_threads
 from pplx_archiver.shell.archive.index import PAGE_ROWS, TERMINAL_STATUSES, Index, ThreadRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
+from pplx_archiver.shell.archive.terminal_log import TERMINAL_LOG, read_terminal_log
 from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
-from pplx_archiver.shell.care.reindex import TERMINAL_LOG, read_terminal_log
 from pplx_archiver.shell.care.relations import stored_edges
 from pplx_archiver.shell.care.usage import UsageStore
 
@@ -106,7 +106,7 @@ def _last_run(archive: Archive) -> dict[str, Any] | None:
 
 
 def _usage(archive: Archive) -> Any:
-    usage_store = UsageStore(archive.index.path, read_only=True)
+    usage_store = UsageStore(archive.index.path)
     try:
         return usage_store.totals_by_mode()
     finally:
@@ -144,7 +144,7 @@ def _rows(archive: Archive, where: str, page: int = PAGE_ROWS) -> Iterator[Threa
     after = ""
     while rows := archive.index.select(query, (after,)):
         after = str(rows[-1]["uuid"])
-        yield from (Index._row(row) for row in rows)  # the index's own decoding of a row
+        yield from (Index.thread_row(row) for row in rows)
 
 
 def _files_checked(archive: Archive, checked: Coverage) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
 import structlog
 
+from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.errors import FetchError, ForbiddenError, PayloadError, StoreError
 from pplx_archiver.shell.archive.registry import utc_now
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
@@ -30,13 +30,6 @@ log = structlog.get_logger()
 USAGE_PATH = "/rest/billing/credits/thread-usage"
 DEFAULT_USAGE_RATE = 0.5  # requests per second: slow, billing is not what we archive
 SETTLED = ("ok", "forbidden")
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS usage ("
-    " thread_uuid TEXT PRIMARY KEY, status TEXT NOT NULL"
-    " CHECK (status IN ('ok','forbidden','error')),"
-    " usage_cents INTEGER, meter_usage TEXT, error TEXT, fetched_at TEXT NOT NULL)"
-)
 
 
 @dataclasses.dataclass(slots=True)
@@ -62,17 +55,14 @@ class UsageSummary:
 
 
 class UsageStore:
-    """The ``usage`` table of the index (created when missing; one connection)."""
+    """The ``usage`` table of the index, read only (the writer records the answers:
+    :class:`~pplx_archiver.core.archive.writes.UsageAnswer`)."""
 
-    def __init__(self, db_path: Path, *, read_only: bool = False) -> None:
+    def __init__(self, db_path: Path) -> None:
         self.path = db_path
         try:
-            if read_only:
-                uri = f"{db_path.resolve().as_uri()}?mode=ro"
-                self._db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
-            else:
-                self._db = sqlite3.connect(db_path, isolation_level=None, timeout=30.0)
-                self._db.execute(_SCHEMA)
+            uri = f"{db_path.resolve().as_uri()}?mode=ro"
+            self._db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
         except sqlite3.Error as exc:
             raise StoreError(f"{db_path}: cannot open the usage table: {exc}") from exc
 
@@ -92,26 +82,6 @@ class UsageStore:
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'usage'"
         ).fetchone()
         return row is not None
-
-    def put(
-        self,
-        uuid: str,
-        status: str,
-        fetched_at: str,
-        *,
-        cents: int | None = None,
-        meters: Any = None,
-        error: str | None = None,
-    ) -> None:
-        """Record one thread's answer (replacing an earlier one), committed at once."""
-        meter_json = None if meters is None else orjson.dumps(meters).decode("utf-8")
-        try:
-            self._db.execute(
-                "INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?, ?)",
-                (uuid, status, cents, meter_json, error, fetched_at),
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot record usage: {exc}") from exc
 
     def cents_by_thread(self) -> dict[str, int] | None:
         """Credits (``usage_cents``) of each thread answered ``ok``; None before any run."""
@@ -182,41 +152,43 @@ async def backfill_usage(
     store = UsageStore(archive.out / INDEX_DIR / "archive.sqlite")
     try:
         settled = store.status_of()
-        rows = list(archive.iter_threads("done"))
-        todo = sum(1 for r in rows if settled.get(r.uuid) not in SETTLED)
-        todo = todo if limit is None else min(todo, limit)
-        for row in rows:
-            asked = summary.fetched + summary.forbidden + summary.failed
-            if progress is not None and asked:
-                progress(asked, todo)
-            summary.threads += 1
-            if settled.get(row.uuid) in SETTLED:
-                summary.skipped += 1
-                continue
-            if limit is not None and summary.fetched + summary.forbidden + summary.failed >= limit:
-                continue
-            thread_id = _thread_id(row.listing, row.uuid)
-            try:
-                body, _raw = await client.get_json(
-                    USAGE_PATH, [("thread_id", thread_id)], kind="usage"
-                )
-                cents, meters = parse_usage(body, "usage")
-            except ForbiddenError as exc:
-                summary.forbidden += 1
-                store.put(row.uuid, "forbidden", clock(), error=f"forbidden: {exc.code}")
-                log.warning("USAGE_FORBIDDEN", thread_uuid=row.uuid, code=exc.code)
-                continue
-            except (FetchError, PayloadError) as exc:
-                summary.failed += 1
-                store.put(row.uuid, "error", clock(), error=str(exc))
-                log.error("USAGE_FAILED", thread_uuid=row.uuid, error=str(exc))
-                continue
-            summary.fetched += 1
-            store.put(row.uuid, "ok", clock(), cents=cents, meters=meters)
-            log.info("USAGE_FETCHED", thread_uuid=row.uuid, usage_cents=cents)
-        if progress is not None and todo:
-            progress(summary.fetched + summary.forbidden + summary.failed, todo)
     finally:
         store.close()
+
+    def put(uuid: str, status: str, **fields: Any) -> None:
+        archive.writer.apply(UsageAnswer(uuid, status, clock(), **fields))
+
+    rows = list(archive.iter_threads("done"))
+    todo = sum(1 for r in rows if settled.get(r.uuid) not in SETTLED)
+    todo = todo if limit is None else min(todo, limit)
+    for row in rows:
+        asked = summary.fetched + summary.forbidden + summary.failed
+        if progress is not None and asked:
+            progress(asked, todo)
+        summary.threads += 1
+        if settled.get(row.uuid) in SETTLED:
+            summary.skipped += 1
+            continue
+        if limit is not None and summary.fetched + summary.forbidden + summary.failed >= limit:
+            continue
+        thread_id = _thread_id(row.listing, row.uuid)
+        try:
+            body, _raw = await client.get_json(USAGE_PATH, [("thread_id", thread_id)], kind="usage")
+            cents, meters = parse_usage(body, "usage")
+        except ForbiddenError as exc:
+            summary.forbidden += 1
+            put(row.uuid, "forbidden", error=f"forbidden: {exc.code}")
+            log.warning("USAGE_FORBIDDEN", thread_uuid=row.uuid, code=exc.code)
+            continue
+        except (FetchError, PayloadError) as exc:
+            summary.failed += 1
+            put(row.uuid, "error", error=str(exc))
+            log.error("USAGE_FAILED", thread_uuid=row.uuid, error=str(exc))
+            continue
+        summary.fetched += 1
+        put(row.uuid, "ok", cents=cents, meters=tuple(meters))
+        log.info("USAGE_FETCHED", thread_uuid=row.uuid, usage_cents=cents)
+    if progress is not None and todo:
+        progress(summary.fetched + summary.forbidden + summary.failed, todo)
     log.info("USAGE_BACKFILL_SUMMARY", **summary.as_event())
     return summary

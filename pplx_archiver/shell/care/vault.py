@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.relations import relations as graph
+from pplx_archiver.core.thread import output_files as outputs
 from pplx_archiver.core.vault import vault as notes
 from pplx_archiver.core.vault.vault_names import safe_stem, unique_names
 from pplx_archiver.errors import PplxError
@@ -140,7 +141,7 @@ class VaultExport:
 
     def _sources(self, info: ThreadInfo) -> list[str]:
         try:
-            raw = (self.catalog.folder_of(info.path) / "sources.json").read_bytes()
+            raw = (self.catalog.folder_of(info.path) / outputs.SOURCES_JSON.path).read_bytes()
             items = orjson.loads(raw).get("sources") or []
         except (OSError, ValueError, AttributeError, PplxError):
             return []
@@ -177,7 +178,7 @@ class VaultExport:
         turns = []
         for n in range(1, info.turns + 1):
             try:
-                text = (folder / f"turns/turn_{n:04d}.md").read_text(encoding="utf-8")
+                text = (folder / outputs.TURN.at(n)).read_text(encoding="utf-8")
             except FileNotFoundError:
                 continue
             turns.append(notes.parse_turn(text, lang))
@@ -203,7 +204,7 @@ class VaultExport:
 
     def _report(self, info: ThreadInfo, name: str) -> str | None:
         try:
-            data = (self.catalog.folder_of(info.path) / "report.md").read_bytes()
+            data = (self.catalog.folder_of(info.path) / outputs.REPORT.path).read_bytes()
         except FileNotFoundError:
             return None
         report = f"{name} report"

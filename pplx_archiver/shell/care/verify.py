@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.core.archive.writes import DerivedUpdate
+from pplx_archiver.core.thread import mode_table, output_files
 from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.core.thread.rawfile import decode_raw_pages
 from pplx_archiver.errors import PayloadError, StoreError
@@ -50,7 +51,7 @@ from pplx_archiver.shell.care.rerender import (
 )
 from pplx_archiver.shell.care.verify_index import REPAIRS, index_problems, registry_problems
 
-DERIVED_REQUIRED = ("conversation.md", "sources.json", "sources.md", THREAD_JSON)
+DERIVED_REQUIRED = output_files.REQUIRED  # every thread has them
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -138,13 +139,13 @@ def _check_record(
     if row.mode is not None and mode != row.mode:
         yield Problem("index_mismatch", where, f"mode {mode!r} != index {row.mode!r}")
     parts = rel.split("/")
-    if len(parts) != 3 or parts[1] != safe_component(str(mode), fallback="search"):
+    if len(parts) != 3 or parts[1] != safe_component(str(mode), fallback=mode_table.VIEWS.default):
         yield Problem("index_mismatch", where, f"folder {rel!r} is not under mode {mode!r}")
     counts = record.get("counts")
     turns = counts.get("turns") if isinstance(counts, Mapping) else None
     if isinstance(turns, int):
         for i in range(1, turns + 1):
-            name = f"turns/turn_{i:04d}.md"
+            name = output_files.TURN.at(i)
             if not (folder / name).is_file():
                 yield Problem("missing_derived", f"{rel}/{name}", "turn file missing")
     yield from _check_completeness(rel, folder, record.get("completeness"))

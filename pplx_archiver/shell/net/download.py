@@ -1,16 +1,15 @@
 """CDN downloads of asset files: their own client and budget, streamed to disk, size-checked.
 
 Signed asset URLs point at CDN or object-store hosts (CloudFront, S3) and need no session: the
-:class:`CdnDownloader` owns a plain :class:`httpx.AsyncClient` with no cookie jar, no auth and
-no environment proxies, so nothing of the user's session ever reaches those hosts — not even
-through a redirect (redirects are followed by that same credential-less client, at most
-:data:`MAX_REDIRECTS` hops, to the asset stores only: :mod:`.redirects`). Its concurrency
-budget (a :class:`anyio.CapacityLimiter` kept in step with the pool size) and its
-:class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are separate from the API's. A
-download from the API's own origin (a server that serves its files itself) also passes the
-API's limiter, given as an :class:`OriginBudget`: one server, one budget — what that limiter
-learns from 429s is then the server's limit for both kinds of request, not the share the
-downloads happened to leave the API.
+:class:`CdnDownloader` owns a plain :class:`httpx.AsyncClient` without cookies or auth (the
+run's proxy applies, :mod:`.proxy`), so nothing of the session ever reaches those hosts, not
+even through a redirect (followed by that same client, at most :data:`MAX_REDIRECTS` hops, to
+the asset stores only: :mod:`.redirects`). Its concurrency budget (a capacity limiter as large
+as its pool) and its :class:`~pplx_archiver.shell.net.ratelimit.RateLimiter` are separate from
+the API's. A download from the API's own origin (a server that serves its files itself) also
+passes the API's limiter, given as an :class:`OriginBudget`: one server, one budget — what that
+limiter learns from 429s is then the server's limit for both kinds of request, not the share
+the downloads happened to leave the API.
 
 A download streams into a temp file (``<name>.part`` in a staging folder), counting bytes:
 the stream is aborted as soon as it passes ``max_bytes`` (:class:`AssetTooLargeError`), a body
@@ -21,11 +20,7 @@ is then written by the event loop itself, without a worker-thread hop). Expired 
 (403/410/400 from the CDN, or an expiry parameter already in the past: :func:`url_expired`)
 raise :class:`UrlExpiredError`; the caller refreshes the URL through the API and retries once.
 
-Errors (all :class:`~pplx_archiver.errors.FetchError`)::
-
-    AssetDownloadError        reason: short text for the manifest (no URL query in it)
-    ├── UrlExpiredError       the signed URL is no longer accepted
-    └── AssetTooLargeError    more than max_bytes (announced or received)
+Its errors are those of :mod:`.download_errors`.
 """
 
 from __future__ import annotations
@@ -45,11 +40,15 @@ import anyio
 import httpx
 
 from pplx_archiver.core.thread.asset_files import HEAD_BYTES
-from pplx_archiver.errors import FetchError
 from pplx_archiver.shell.net.cookies import JarlessClient
+from pplx_archiver.shell.net.download_errors import (
+    AssetDownloadError,
+    AssetTooLargeError,
+    UrlExpiredError,
+)
 from pplx_archiver.shell.net.ratelimit import RateLimiter
 from pplx_archiver.shell.net.redirects import check_hop, downloading
-from pplx_archiver.shell.net.transport import LeanTransport, release
+from pplx_archiver.shell.net.transport import client_transport, release
 
 MAX_REDIRECTS = 5
 EXPIRED_STATUSES = frozenset({400, 403, 410})
@@ -63,36 +62,6 @@ IN_MEMORY_MAX = 4 * 1024 * 1024
 INLINE_MAX = 256 * 1024
 
 Sleep = Callable[[float], Awaitable[None]]
-
-
-class AssetDownloadError(FetchError):
-    """An asset download failed; ``reason`` is safe to store in the manifest and to log."""
-
-    def __init__(
-        self,
-        reason: str,
-        *,
-        status: int | None = None,
-        transient: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(reason, status=status)
-        self.reason = reason
-        self.transient = transient
-        self.retry_after = retry_after
-
-
-class UrlExpiredError(AssetDownloadError):
-    """The CDN refused the signed URL (expired or no longer valid)."""
-
-
-class AssetTooLargeError(AssetDownloadError):
-    """The asset is larger than the configured maximum; ``seen`` bytes were announced/read."""
-
-    def __init__(self, limit: int, seen: int) -> None:
-        super().__init__(f"larger than the {limit}-byte limit", status=None)
-        self.limit = limit
-        self.seen = seen
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -173,6 +142,7 @@ class CdnDownloader:
         clock: Callable[[], float] = time.monotonic,
         shared: OriginBudget | None = None,
         durable: bool = True,
+        proxy: str | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"asset concurrency must be at least 1, got {concurrency}")
@@ -185,13 +155,13 @@ class CdnDownloader:
         self.capacity = anyio.CapacityLimiter(concurrency)
         self.limiter = RateLimiter(rate, max(1, concurrency), clock=clock, sleep=sleep)
         self.shared = shared
-        # False: the archive's group commit syncs its whole file system (staging included)
-        # before a thread is marked done, so a staged file needs no fsync of its own.
+        # False: the archive's group commit syncs the staging folder's file system too.
         self.durable = durable
         self._sleep = sleep
+        transport, mounts = client_transport(concurrency, proxy=proxy, transport=transport)
         self._http = JarlessClient(
-            transport=transport
-            or LeanTransport(max_connections=concurrency, max_keepalive=concurrency),
+            transport=transport,
+            mounts=mounts,
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
             timeout=httpx.Timeout(timeout, connect=min(30.0, timeout)),
             follow_redirects=True,

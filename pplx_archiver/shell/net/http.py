@@ -57,7 +57,7 @@ from pplx_archiver.shell.net.seam import (
     read_capped,
     request_kind,
 )
-from pplx_archiver.shell.net.transport import LeanTransport, release
+from pplx_archiver.shell.net.transport import client_transport, release
 from pplx_archiver.shell.net.window import ConcurrencyWindow
 
 __all__ = ["ApiClient", "ClientStats", "map_response", "parse_retry_after", "parse_set_cookie"]
@@ -136,16 +136,16 @@ class ApiClient:
         self._deadline = settings.request_deadline
         self._total_deadline = settings.total_deadline
         self._max_body, self._max_values = settings.max_body_bytes, settings.max_thread_values
-        if transport is None and settings.impersonate:
-            from pplx_archiver.shell.net.transport_curl import CurlTransport
-
-            transport = CurlTransport(settings.impersonate, timeout=settings.request_timeout)
-        if transport is None:
-            transport = LeanTransport(
-                max_connections=settings.concurrency, max_keepalive=settings.concurrency
-            )
+        transport, mounts = client_transport(
+            settings.concurrency,
+            proxy=settings.proxy,
+            transport=transport,
+            impersonate=settings.impersonate,
+            timeout=settings.request_timeout,
+        )
         self._http = JarlessClient(
             transport=transport,
+            mounts=mounts,
             limits=httpx.Limits(
                 max_connections=settings.concurrency,
                 max_keepalive_connections=settings.concurrency,

@@ -1,34 +1,37 @@
-"""One HTTP/1.1 client connection on an asyncio protocol (the lean transport's connections).
+"""One HTTP/1.1 client connection: an asyncio protocol for the socket, h11 for the protocol.
 
 :class:`Http1Connection` sends one request at a time over a TCP (or TLS, through an
-:class:`ssl.SSLContext`) connection and reads the answer with a small parser: status line,
-headers, and a body framed by ``Content-Length``, ``Transfer-Encoding: chunked`` or the end of
-the connection (RFC 9112 §6.3); no body for HEAD, 1xx, 204 and 304; 1xx answers other than 101
-are skipped. The connection is kept for the next request unless the answer or the request
-said ``Connection: close``, the answer was HTTP/1.0 or read to the connection's end, or its
-body was not read to its end.
+:class:`ssl.SSLContext`) connection. The messages are written and read by h11 (the HTTP/1.1
+state machine httpcore uses): request framing and header validation, the answer's status
+line, headers and body framing (``Content-Length``, ``Transfer-Encoding: chunked``, the end
+of the connection; none for HEAD, 1xx, 204 and 304), and whether the connection may carry
+another request (not after ``Connection: close`` either way, an HTTP/1.0 answer, a body read
+to the connection's end or a body not read to its end). 1xx answers are skipped; a 101 is
+refused. An answer head longer than :data:`MAX_HEAD` is refused (h11's
+``max_incomplete_event_size``; it is fed at most one byte more at a time while a head is read).
 
 The event loop reads eagerly into the protocol's buffer (reading pauses above
-:data:`READ_HIGH` buffered bytes until the body's reader catches up), so an idle connection
-the server closed is known as soon as the loop sees it, without a readability check.
+:data:`READ_HIGH` buffered bytes until the body's reader catches up), and bytes are handed to
+h11 only when it needs them, so an idle connection the server closed is known as soon as the
+loop sees it, without a readability check.
 
 Timeouts come from the request's ``timeout`` extension (httpx's): ``connect`` for the TCP and
 TLS handshake, ``read`` for every wait for the server's bytes, ``write`` for every wait for the
 socket to take the request. Errors are httpx's, as httpx's own transport raises them:
 ``ConnectError``/``ConnectTimeout``, ``ReadTimeout``/``WriteTimeout``, ``ReadError`` (a reset
 connection), ``RemoteProtocolError`` (a closed connection or a malformed answer),
-``LocalProtocolError`` (a header with a line break).
+``LocalProtocolError`` (a request h11 refuses to write, e.g. a header with a line break).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import h11
 import httpx
 
 Origin = tuple[bytes, bytes, int]
@@ -37,10 +40,7 @@ Headers = list[tuple[bytes, bytes]]
 MAX_HEAD = 64 * 1024
 READ_HIGH = 1024 * 1024
 WRITE_BATCH = 64 * 1024
-_NO_BODY_STATUSES = frozenset({204, 304})
-_HEX = re.compile(rb"[0-9A-Fa-f]+")
-_STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: (.*))?")
-_TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_HEAD_FEED = MAX_HEAD + 1
 
 
 class _Wire(asyncio.Protocol):
@@ -143,8 +143,8 @@ class Http1Connection:
 
     def __init__(self, wire: _Wire) -> None:
         self._wire = wire
+        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
         self._idle = True
-        self._reusable = True
         self._idle_since = time.monotonic()
         self._read_s: float | None = None
         self._write_s: float | None = None
@@ -177,21 +177,18 @@ class Http1Connection:
         self._write_s = timeouts.get("write")
         await self._write_request(request)
         while True:
-            version, status, reason, headers = await self._read_head()
-            if status >= 200 or status == 101:
+            event = await self._next("Server disconnected without sending a response.")
+            if isinstance(event, h11.Response):
                 break
-        if status == 101:
-            raise httpx.RemoteProtocolError("protocol switch (101) not supported")
-        self._reusable = version == b"1" and not _says_close(headers)
-        if _says_close(request.headers.raw):
-            self._reusable = False
-        if request.method == "HEAD" or status in _NO_BODY_STATUSES:
+            if isinstance(event, h11.InformationalResponse) and event.status_code == 101:
+                raise httpx.RemoteProtocolError("protocol switch (101) not supported")
+        extensions = {"http_version": b"HTTP/" + event.http_version, "reason_phrase": event.reason}
+        first = _protocol(self._h11.next_event)  # the end at once when there is no body
+        if isinstance(first, h11.EndOfMessage):
             self._done()
-            body = _empty()
-        else:
-            body = self._body(headers)
-        extensions = {"http_version": b"HTTP/1." + version, "reason_phrase": reason}
-        return status, headers, extensions, body
+            return event.status_code, list(event.headers.raw_items()), extensions, _empty()
+        body = self._body(first)
+        return event.status_code, list(event.headers.raw_items()), extensions, body
 
     # ------------------------------------------------------------------- writing
 
@@ -199,22 +196,29 @@ class Http1Connection:
         transport = self._wire.transport
         if transport is None or transport.is_closing():
             raise httpx.WriteError("connection closed")
-        head = _request_head(request)
-        chunked = _is_chunked(request.headers.raw)
-        pending = [head]
-        size = len(head)
-        async for part in request.stream:  # type: ignore[union-attr]
-            if not part:
-                continue
-            if chunked:
-                part = b"%x\r\n%b\r\n" % (len(part), part)
-            pending.append(part)
-            size += len(part)
-            if size >= WRITE_BATCH:
-                await self._write(b"".join(pending))
-                pending, size = [], 0
-        if chunked:
-            pending.append(b"0\r\n\r\n")
+        conn = self._h11
+        try:
+            head = conn.send(
+                h11.Request(
+                    method=request.method,
+                    target=request.url.raw_path,
+                    headers=request.headers.raw,
+                )
+            )
+            pending = [head] if head else []
+            size = len(head or b"")
+            async for part in request.stream:  # type: ignore[union-attr]
+                if not part:
+                    continue
+                data = conn.send(h11.Data(data=part)) or b""
+                pending.append(data)
+                size += len(data)
+                if size >= WRITE_BATCH:
+                    await self._write(b"".join(pending))
+                    pending, size = [], 0
+            pending.append(conn.send(h11.EndOfMessage()) or b"")
+        except h11.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(str(exc)) from exc
         await self._write(b"".join(pending))
 
     async def _write(self, data: bytes) -> None:
@@ -229,165 +233,67 @@ class Http1Connection:
 
     # ------------------------------------------------------------------- reading
 
-    async def _more(self, what: str) -> None:
-        """Wait for more bytes; a connection that ended is an error (``what`` was expected)."""
-        wire = self._wire
-        if wire.eof:
-            if isinstance(wire.error, OSError):
-                raise httpx.ReadError(str(wire.error) or type(wire.error).__name__)
-            raise httpx.RemoteProtocolError(what)
-        await wire.wait(self._read_s, httpx.ReadTimeout)
+    async def _next(self, nothing: str) -> Any:
+        """h11's next event, feeding it the wire's bytes (or its end) while it needs more.
 
-    async def _read_head(self) -> tuple[bytes, int, bytes, Headers]:
-        buffer = self._wire.buffer
-        start = 0
-        while (end := buffer.find(b"\r\n\r\n", start)) < 0:
-            if len(buffer) > MAX_HEAD:
-                raise httpx.RemoteProtocolError("answer head too long")
-            start = max(0, len(buffer) - 3)
-            what = (
-                "Server disconnected without sending a response."
-                if not buffer
-                else "peer closed connection in the middle of the answer head"
-            )
-            await self._more(what)
-        head = bytes(buffer[:end])
-        del buffer[: end + 4]
-        self._wire.consumed()
-        return _parse_head(head)
-
-    def _take(self, limit: int) -> bytes:
-        buffer = self._wire.buffer
-        if len(buffer) <= limit:
-            data = bytes(buffer)
-            buffer.clear()
-        else:
-            data = bytes(buffer[:limit])
-            del buffer[:limit]
-        self._wire.consumed()
-        return data
-
-    async def _line(self) -> bytes:
-        buffer = self._wire.buffer
-        while (end := buffer.find(b"\r\n")) < 0:
-            if len(buffer) > MAX_HEAD:
-                raise httpx.RemoteProtocolError("chunk line too long")
-            await self._more("peer closed connection in the middle of a chunked body")
-        line = bytes(buffer[:end])
-        del buffer[: end + 2]
-        return line
-
-    def _body(self, headers: Headers) -> AsyncIterator[bytes]:
-        codings = [v for k, v in headers if k.lower() == b"transfer-encoding"]
-        if codings:
-            if codings[-1].rsplit(b",", 1)[-1].strip().lower() == b"chunked":
-                return self._chunked()
-            self._reusable = False
-            return self._until_end()
-        lengths = {v.strip() for k, v in headers if k.lower() == b"content-length"}
-        if not lengths:
-            self._reusable = False
-            return self._until_end()
-        if len(lengths) > 1 or not (value := lengths.pop()).isdigit():
-            raise httpx.RemoteProtocolError("invalid Content-Length")
-        if value.strip(b"0") == b"":
-            self._done()
-            return _empty()
-        return self._sized(int(value))
-
-    async def _sized(self, length: int) -> AsyncIterator[bytes]:
-        remaining = length
-        while remaining:
-            if not self._wire.buffer:
-                await self._more(
-                    "peer closed connection without sending complete message body: "
-                    f"received {length - remaining} bytes, expected {length}",
-                )
-                continue
-            data = self._take(remaining)
-            remaining -= len(data)
-            yield data
-        self._done()
-
-    async def _chunked(self) -> AsyncIterator[bytes]:
+        ``nothing``: the error's text when the connection ends before any answer."""
+        conn, wire = self._h11, self._wire
         while True:
-            size_text = (await self._line()).split(b";", 1)[0].strip()
-            if not _HEX.fullmatch(size_text):
-                raise httpx.RemoteProtocolError("invalid chunk size")
-            remaining = int(size_text, 16)
-            if not remaining:
-                break
-            while remaining:
-                if not self._wire.buffer:
-                    await self._more("peer closed connection in the middle of a chunk")
-                    continue
-                data = self._take(remaining)
-                remaining -= len(data)
-                yield data
-            if await self._line() != b"":
-                raise httpx.RemoteProtocolError("chunk not followed by CRLF")
-        while await self._line() != b"":  # trailer fields: ignored
-            pass
-        self._done()
-
-    async def _until_end(self) -> AsyncIterator[bytes]:
-        wire = self._wire
-        while True:
-            if wire.buffer:
-                yield self._take(len(wire.buffer))
+            event = _protocol(conn.next_event)
+            if event is not h11.NEED_DATA:
+                if isinstance(event, h11.ConnectionClosed):
+                    raise httpx.RemoteProtocolError(nothing)
+                return event
+            if len(wire.buffer) > _HEAD_FEED and conn.their_state is h11.SEND_RESPONSE:
+                # h11 checks its limit only while an event is incomplete, so a long head
+                # given whole would pass: one byte more than the limit at a time
+                conn.receive_data(bytes(wire.buffer[:_HEAD_FEED]))
+                del wire.buffer[:_HEAD_FEED]
+                wire.consumed()
+            elif wire.buffer:
+                conn.receive_data(wire.buffer)  # type: ignore[arg-type]  # copied by h11
+                wire.buffer.clear()
+                wire.consumed()
             elif wire.eof:
                 if isinstance(wire.error, OSError):
                     raise httpx.ReadError(str(wire.error) or type(wire.error).__name__)
-                break
+                conn.receive_data(b"")
             else:
                 await wire.wait(self._read_s, httpx.ReadTimeout)
+
+    async def _body(self, first: Any) -> AsyncIterator[bytes]:
+        event = first
+        while True:
+            if event is h11.NEED_DATA:
+                event = await self._next("peer closed connection in the middle of the body")
+            if isinstance(event, h11.EndOfMessage):
+                break
+            if isinstance(event, h11.Data):
+                yield bytes(event.data)
+            event = h11.NEED_DATA
         self._done()
 
     def _done(self) -> None:
         """The answer was read to its end: idle again, or closed when not reusable."""
-        if self._reusable and not self._wire.eof and not self._wire.buffer:
-            self._idle = True
-            self._idle_since = time.monotonic()
-        else:
-            self.close()
+        conn = self._h11
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE:
+            conn.start_next_cycle()
+            if not conn.trailing_data[0] and not self._wire.eof and not self._wire.buffer:
+                self._idle = True
+                self._idle_since = time.monotonic()
+                return
+        self.close()
+
+
+def _protocol(next_event: Any) -> Any:
+    """h11's next event, its protocol errors as httpx's."""
+    try:
+        return next_event()
+    except h11.RemoteProtocolError as exc:
+        raise httpx.RemoteProtocolError(str(exc)) from exc
 
 
 async def _empty() -> AsyncIterator[bytes]:
     nothing: tuple[bytes, ...] = ()
     for part in nothing:  # pragma: no cover - an async generator that yields nothing
         yield part
-
-
-def _request_head(request: httpx.Request) -> bytes:
-    parts = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
-    for name, value in request.headers.raw:
-        if b"\r" in value or b"\n" in value or not _TOKEN.fullmatch(name):
-            raise httpx.LocalProtocolError(f"invalid request header {name!r}")
-        parts += (name, b": ", value, b"\r\n")
-    parts.append(b"\r\n")
-    return b"".join(parts)
-
-
-def _parse_head(head: bytes) -> tuple[bytes, int, bytes, Headers]:
-    lines = head.split(b"\r\n")
-    match = _STATUS.fullmatch(lines[0])
-    if match is None:
-        raise httpx.RemoteProtocolError(f"invalid status line {lines[0][:80]!r}")
-    headers: Headers = []
-    for line in lines[1:]:
-        name, sep, value = line.partition(b":")
-        if not sep or not _TOKEN.fullmatch(name):
-            raise httpx.RemoteProtocolError(f"invalid header line {line[:80]!r}")
-        headers.append((name, value.strip(b" \t")))
-    return match[1], int(match[2]), match[3] or b"", headers
-
-
-def _says_close(headers: Headers) -> bool:
-    return any(
-        k.lower() == b"connection" and b"close" in v.lower().replace(b" ", b"").split(b",")
-        for k, v in headers
-    )
-
-
-def _is_chunked(headers: Headers) -> bool:
-    return any(k.lower() == b"transfer-encoding" and b"chunked" in v.lower() for k, v in headers)

@@ -58,37 +58,46 @@ class StaleHashError(FetchError):
 # --------------------------------------------------------------------------- rows
 
 
-def _str(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
+    """A non-empty string of a payload, or None for anything else."""
     return value if isinstance(value, str) and value else None
 
 
 def _space(obj: Any) -> SpaceRef | None:
     if not isinstance(obj, dict):
         return None
-    uuid = _str(obj.get("spaceUuid")) or _str(obj.get("uuid")) or _str(obj.get("id"))
+    uuid = (
+        text_or_none(obj.get("spaceUuid"))
+        or text_or_none(obj.get("uuid"))
+        or text_or_none(obj.get("id"))
+    )
     if uuid is None:
         return None
-    return SpaceRef(uuid=uuid, slug=_str(obj.get("slug")) or "", title=_str(obj.get("title")) or "")
+    return SpaceRef(
+        uuid=uuid,
+        slug=text_or_none(obj.get("slug")) or "",
+        title=text_or_none(obj.get("title")) or "",
+    )
 
 
 def row_from_rest(item: Any) -> ListingRow | None:
     """A ListingRow from a ``list_ask_threads``/``list_collection_threads`` item."""
     if not isinstance(item, dict):
         return None
-    thread_id = _str(item.get("slug")) or _str(item.get("uuid"))
+    thread_id = text_or_none(item.get("slug")) or text_or_none(item.get("uuid"))
     if thread_id is None:
         return None
     return ListingRow(
         thread_id=thread_id,
-        title=_str(item.get("title")) or "",
-        slug=_str(item.get("slug")) or thread_id,
-        context_uuid=_str(item.get("context_uuid")),
-        mode=_str(item.get("mode")),
-        display_model=_str(item.get("display_model")),
-        updated_at=_str(item.get("last_query_datetime")),
+        title=text_or_none(item.get("title")) or "",
+        slug=text_or_none(item.get("slug")) or thread_id,
+        context_uuid=text_or_none(item.get("context_uuid")),
+        mode=text_or_none(item.get("mode")),
+        display_model=text_or_none(item.get("display_model")),
+        updated_at=text_or_none(item.get("last_query_datetime")),
         space=_space(item.get("collection")),
-        author=_str(item.get("author_username")),
-        uuid=_str(item.get("uuid")) or "",
+        author=text_or_none(item.get("author_username")),
+        uuid=text_or_none(item.get("uuid")) or "",
     )
 
 
@@ -96,23 +105,25 @@ def row_from_graphql(node: Any) -> ListingRow | None:
     """A ListingRow from a GraphQL library ``Thread`` node."""
     if not isinstance(node, dict):
         return None
-    thread_id = _str(node.get("slug")) or _str(node.get("entryId"))
+    thread_id = text_or_none(node.get("slug")) or text_or_none(node.get("entryId"))
     if thread_id is None:
         return None
     model = node.get("displayModel")
-    display = _str(model.get("modelID")) if isinstance(model, dict) else _str(model)
+    display = text_or_none(model.get("modelID")) if isinstance(model, dict) else text_or_none(model)
     author = node.get("author")
     return ListingRow(
         thread_id=thread_id,
-        title=_str(node.get("name")) or _str(node.get("title")) or "",
-        slug=_str(node.get("slug")) or thread_id,
-        context_uuid=_str(node.get("contextUUID")),
-        mode=_str(node.get("mode")),
+        title=text_or_none(node.get("name")) or text_or_none(node.get("title")) or "",
+        slug=text_or_none(node.get("slug")) or thread_id,
+        context_uuid=text_or_none(node.get("contextUUID")),
+        mode=text_or_none(node.get("mode")),
         display_model=display,
-        updated_at=_str(node.get("updatedAt")),
+        updated_at=text_or_none(node.get("updatedAt")),
         space=_space(node.get("space")),
-        author=_str(author.get("username")) if isinstance(author, dict) else _str(author),
-        uuid=_str(node.get("entryId")) or "",
+        author=text_or_none(author.get("username"))
+        if isinstance(author, dict)
+        else text_or_none(author),
+        uuid=text_or_none(node.get("entryId")) or "",
     )
 
 

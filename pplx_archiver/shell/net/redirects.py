@@ -14,6 +14,8 @@ import contextvars
 
 import httpx
 
+from pplx_archiver.shell.net.download_errors import AssetDownloadError
+
 # The hosts asset files are stored on (and their subdomains).
 ASSET_STORES = ("amazonaws.com", "cloudfront.net", "perplexity.ai", "pplx.ai")
 
@@ -46,6 +48,4 @@ async def check_hop(request: httpx.Request) -> None:
         return
     reason = refused_hop(request.url, requested)
     if reason is not None:
-        from pplx_archiver.shell.net.download import AssetDownloadError
-
         raise AssetDownloadError(reason)

@@ -190,7 +190,7 @@ def map_transport_error(exc: httpx.HTTPError, where: str) -> FetchError:
         return TransientError(f"timeout ({type(exc).__name__})", url=where)
     if isinstance(exc, httpx.UnsupportedProtocol):
         return FetchError(f"unsupported URL: {exc}", url=where)
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpx.ConnectError | httpx.ProxyError):  # a proxy refusing the tunnel too
         host = _host_of(exc)
         return ConnectionFailedError(
             f"cannot connect to {host} ({type(exc).__name__}: {exc or 'refused'})",

@@ -29,9 +29,9 @@ from pplx_archiver.shell.net.listing_rows import (
     MAX_PAGES,
     JsonClient,
     StaleHashError,
-    _str,
     graphql_rows,
     offset_rows,
+    text_or_none,
 )
 
 SPACES_PATH = "/rest/collections/list_user_collections"
@@ -67,7 +67,7 @@ def space_from(obj: Any) -> Space | None:
     """A Space from a ``list_user_collections`` item or a ``get_collection`` answer."""
     if not isinstance(obj, dict):
         return None
-    uuid, slug = _str(obj.get("uuid")), _str(obj.get("slug"))
+    uuid, slug = text_or_none(obj.get("uuid")), text_or_none(obj.get("slug"))
     if uuid is None or slug is None:
         return None
     owner = obj.get("owner_user")
@@ -75,13 +75,13 @@ def space_from(obj: Any) -> Space | None:
     return Space(
         uuid=uuid,
         slug=slug,
-        title=_str(obj.get("title")) or "",
-        emoji=_str(obj.get("emoji")) or "",
-        description=_str(obj.get("description")) or "",
-        instructions=_str(obj.get("instructions")) or "",
+        title=text_or_none(obj.get("title")) or "",
+        emoji=text_or_none(obj.get("emoji")) or "",
+        description=text_or_none(obj.get("description")) or "",
+        instructions=text_or_none(obj.get("instructions")) or "",
         thread_count=count if isinstance(count, int) else None,
         user_permission=perm if isinstance(perm, int) else None,
-        owner=_str(owner.get("username")) if isinstance(owner, dict) else None,
+        owner=text_or_none(owner.get("username")) if isinstance(owner, dict) else None,
         raw=obj,
     )
 
@@ -115,7 +115,7 @@ async def get_space(client: JsonClient, slug: str) -> Space:
     """One space by slug; ForbiddenError when the account may not view it (HTTP 200 failed)."""
     decoded, _ = await client.get_json(SPACE_PATH, {"collection_slug": slug}, kind="spaces")
     if isinstance(decoded, dict) and decoded.get("status") == "failed":
-        code = _str(decoded.get("_response_type")) or "VIEW_COLLECTION_NOT_ALLOWED"
+        code = text_or_none(decoded.get("_response_type")) or "VIEW_COLLECTION_NOT_ALLOWED"
         raise ForbiddenError(
             f"space {slug!r} not viewable: {code}", status=200, url=SPACE_PATH, code=code
         )

@@ -24,8 +24,32 @@ import anyio
 import httpx
 
 from pplx_archiver.shell.net.http1 import Http1Connection, Origin, connect
+from pplx_archiver.shell.net.proxy import Mounts, proxy_mounts
 
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
+
+
+def client_transport(
+    connections: int,
+    *,
+    proxy: str | None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    impersonate: str | None = None,
+    timeout: float = 60.0,
+) -> tuple[httpx.AsyncBaseTransport, Mounts]:
+    """A client's transport and proxy mounts: ``transport`` when given, else curl_cffi for
+    ``impersonate`` (curl takes the proxy, and reads the environment's, itself), else a
+    :class:`LeanTransport`; the mounts send proxied requests through httpcore's proxy pool."""
+    if impersonate:
+        if transport is None:
+            from pplx_archiver.shell.net.transport_curl import CurlTransport
+
+            transport = CurlTransport(impersonate, timeout=timeout, proxy=proxy)
+        return transport, {}
+    mounts = proxy_mounts(proxy, max_connections=connections)
+    if transport is None:
+        transport = LeanTransport(max_connections=connections, max_keepalive=connections)
+    return transport, mounts
 
 
 class LeanTransport(httpx.AsyncBaseTransport):

@@ -5,7 +5,8 @@
 (headers, cookies, the error seam, retries) is unchanged. curl_cffi is in the
 ``impersonate`` extra (``pip install 'pplx-archiver[impersonate]'``); without it the
 transport raises a :class:`~pplx_archiver.errors.ConfigError` saying so. Errors of curl are
-raised as httpx transport errors, so the seam maps them like any other.
+raised as httpx transport errors, so the seam maps them like any other. A ``--proxy`` is given
+to curl; without one, curl reads ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` itself.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import httpx
 
 from pplx_archiver.errors import ConfigError
+from pplx_archiver.shell.net.proxy import check_proxy_url
 
 INSTALL_HINT = (
     "--impersonate needs the optional curl_cffi package: "
@@ -35,12 +37,23 @@ class CurlTransport(httpx.AsyncBaseTransport):
     """Sends each httpx request with curl_cffi impersonating a browser's TLS fingerprint."""
 
     def __init__(
-        self, impersonate: str = "chrome", *, timeout: float = 60.0, module: Any = None
+        self,
+        impersonate: str = "chrome",
+        *,
+        timeout: float = 60.0,
+        proxy: str | None = None,
+        module: Any = None,
     ) -> None:
         curl = module if module is not None else load_curl_requests()
         self._timeout = timeout
         self._impersonate = impersonate
-        self._session = curl.AsyncSession(impersonate=impersonate)
+        if proxy:  # otherwise curl reads HTTPS_PROXY/HTTP_PROXY/NO_PROXY itself
+            check_proxy_url(proxy)
+            self._session = curl.AsyncSession(
+                impersonate=impersonate, proxies={"http": proxy, "https": proxy}
+            )
+        else:
+            self._session = curl.AsyncSession(impersonate=impersonate)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()

@@ -48,9 +48,9 @@ from pplx_archiver.shell.archive.fsutil import safe_join, write_atomic
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.net.credentials import NamedCredential
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.coverage import LISTING_COMMANDS, coverage_gap, run_coverage
+from pplx_archiver.shell.run.coverage import LISTING_COMMANDS, coverage_gap
 from pplx_archiver.shell.run.runner import run_command
-from pplx_archiver.shell.run.scheduler import RunSummary
+from pplx_archiver.shell.run.scheduler import RunOptions, RunSummary
 
 ACCOUNTS_FILE = "accounts.json"
 ACCOUNT_STARTED = "ACCOUNT_STARTED"
@@ -123,7 +123,7 @@ def _record(
 
 def _last_run(out_dir: Path) -> tuple[int | None, bool, dict[str, Any]]:
     """The newest run's id, whether its listing completed, and what it looked at
-    (``modes``, ``since``: :func:`~pplx_archiver.shell.run.runner.run_coverage`)."""
+    (``modes``, ``since``: :meth:`~pplx_archiver.shell.run.run_types.RunOptions.coverage`)."""
     path = out_dir / "index" / "archive.sqlite"
     if not path.is_file():
         return None, False, {}
@@ -139,15 +139,15 @@ def _last_run(out_dir: Path) -> tuple[int | None, bool, dict[str, Any]]:
     return runs[0].id, bool(summary.get("listing_complete")), coverage
 
 
-def _settings_for(settings: Settings, name: str, command: str, opts: Any = None) -> Settings:
+def _settings_for(settings: Settings, name: str, options: RunOptions) -> Settings:
     """The account's settings: no early stop unless its previous listing completed and
     looked at every thread this run looks at (``--mode``, ``--since``)."""
-    if command not in LISTING_COMMANDS or settings.early_stop <= 0:
+    if options.command not in LISTING_COMMANDS or settings.early_stop <= 0:
         return settings
     record = read_records(settings.out_dir).get(name)
     reason = "no complete listing of this account"
     if isinstance(record, dict) and record.get("listing_complete"):
-        gap = coverage_gap(record, run_coverage(opts))
+        gap = coverage_gap(record, options.coverage())
         if gap is None:
             return settings
         reason = gap
@@ -159,14 +159,13 @@ def _settings_for(settings: Settings, name: str, command: str, opts: Any = None)
 
 
 async def _one(
-    settings: Settings, command: str, opts: Any, named: NamedCredential, **kw: Any
+    settings: Settings, options: RunOptions, named: NamedCredential, **kw: Any
 ) -> AccountResult:
     log.info(ACCOUNT_STARTED, account=named.name, session_source=named.credential.source)
     try:
         summary = await run_command(
-            _settings_for(settings, named.name, command, opts),
-            command,
-            opts,
+            _settings_for(settings, named.name, options),
+            options,
             credential=named.credential,
             **kw,
         )
@@ -177,11 +176,11 @@ async def _one(
         message = redact_text(str(exc)) or type(exc).__name__
         log.error(ACCOUNT_FAILED, account=named.name, exit_code=code,
                   error_kind=type(exc).__name__, error=message)  # fmt: skip
-        if not getattr(opts, "dry_run", False):  # a dry run writes nothing
+        if not options.dry_run:  # a dry run writes nothing
             run_id, _complete, _coverage = _last_run(settings.out_dir)
             _record(settings.out_dir, named.name, run_id, False)
         return AccountResult(named.name, code, None, message)
-    if not getattr(opts, "dry_run", False):
+    if not options.dry_run:
         run_id, complete, coverage = _last_run(settings.out_dir)
         _record(settings.out_dir, named.name, run_id, complete, coverage)
     code = EXIT_FAILURES if summary.failed or summary.incomplete else EXIT_OK
@@ -190,8 +189,7 @@ async def _one(
 
 async def run_accounts(
     settings: Settings,
-    command: str,
-    opts: Any,
+    options: RunOptions,
     accounts: Sequence[NamedCredential],
     log_path: Path | None = None,
     *,
@@ -201,7 +199,7 @@ async def run_accounts(
     sleep: Sleep = anyio.sleep,
     clock: Clock = time.monotonic,
 ) -> AccountsSummary:
-    """Run ``command`` for every account in turn (see the module docstring)."""
+    """Run ``options.command`` for every account in turn (see the module docstring)."""
     out = stdout or sys.stdout
     result = AccountsSummary()
     kw = {"transport": transport, "stdout": out, "handle_signals": handle_signals,
@@ -209,7 +207,7 @@ async def run_accounts(
     for named in accounts:
         out.write(f"account {named.name}:\n")
         out.flush()
-        done = await _one(settings, command, opts, named, **kw)
+        done = await _one(settings, options, named, **kw)
         if done.error is not None:
             out.write(f"account {named.name}: error: {done.error}\n")
         result.results.append(done)

@@ -18,14 +18,6 @@ from pplx_archiver.shell.archive.store import Archive
 LISTING_COMMANDS = ("batch", "sync")
 
 
-def run_coverage(opts: Any) -> dict[str, Any]:
-    """Which threads a run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
-    return {
-        "modes": sorted(getattr(opts, "modes", ()) or ()),
-        "since": getattr(opts, "since", None),
-    }
-
-
 def coverage_gap(previous: Mapping[str, Any], coverage: Mapping[str, Any]) -> str | None:
     """Why the previous run's listing covered less than this run's (None: as much or more)."""
     modes, wanted = set(previous.get("modes") or ()), set(coverage.get("modes") or ())

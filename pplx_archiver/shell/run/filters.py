@@ -9,11 +9,10 @@ while they stay unchanged.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from pplx_archiver.core.archive import plan as planning
 from pplx_archiver.core.thread.model import ListingRow
-from pplx_archiver.shell.run.run_types import RunOptions, RunSummary
+from pplx_archiver.shell.run.run_types import RunOptions, RunSummary, Store
 
 # The listing stops after this many threads in a row listed as updated before ``--since``
 # (newest first: the older ones are older still); a few rows out of order do not stop it.
@@ -28,7 +27,7 @@ class RunFilters:
     summary: RunSummary
     older_in_a_row: int = 0
 
-    def left_out(self, store: Any, row: ListingRow, key: str, decision: str) -> str:
+    def left_out(self, store: Store, row: ListingRow, key: str, decision: str) -> str:
         """``decision``, or ``BEFORE_SINCE`` / ``OTHER_MODE`` for a thread to fetch that a
         filter leaves out without a request (counted in the summary)."""
         if decision not in planning.FETCH_DECISIONS:
@@ -39,8 +38,7 @@ class RunFilters:
         modes = self.options.modes
         if not modes:
             return decision
-        lookup = getattr(store, "mode_memo", None)
-        memo = lookup(key) if lookup is not None else None
+        memo = store.mode_memo(key)
         if planning.mode_known_outside(row, modes, memo, force=self.options.force) is None:
             return decision
         self.summary.skipped_mode += 1
@@ -61,9 +59,8 @@ class RunFilters:
         """True when a fetched thread of ``mode`` is not to be written (``--mode``)."""
         return bool(self.options.modes) and mode not in self.options.modes
 
-    def remember(self, store: Any, row: ListingRow, key: str, mode: str, run_id: int) -> None:
+    def remember(self, store: Store, row: ListingRow, key: str, mode: str, run_id: int) -> None:
         """Record a thread fetched and found of another mode (when the store keeps them)."""
         memo = planning.memo_of(row, mode)
-        remember = getattr(store, "remember_modes", None)
-        if memo is not None and remember is not None:
-            remember([(key, memo)], run_id)
+        if memo is not None:
+            store.remember_modes([(key, memo)], run_id)

@@ -8,7 +8,7 @@ itself, the space-aware wrapper, or the writer process's :class:`ClosingStore`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import anyio
@@ -17,7 +17,9 @@ from pplx_archiver.core.archive import plan as planning
 from pplx_archiver.core.archive.writes import ThreadCommit
 from pplx_archiver.core.thread.budgets import Budgets
 from pplx_archiver.core.thread.model import ListingRow
+from pplx_archiver.core.thread.timeparse import parse_ts
 from pplx_archiver.errors import AuthError, ChallengeAbort, PplxError
+from pplx_archiver.settings import Settings
 
 # The writer makes written threads durable with one file-system sync per batch (group commit)
 # at most this often / this many threads apart; a crash before it leaves them ``pending``.
@@ -27,7 +29,12 @@ GROUP_COMMIT_SIZE = 64
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunOptions:
-    """What the command line asked of this run."""
+    """What the command line asked of this run, typed: the CLI builds it, the shell reads it.
+
+    The run's tunables (``early_stop``, ``concurrency``, ``page_limit``, ``budgets``,
+    ``lang``) and its account folder come from the settings and the session:
+    :meth:`for_account` sets them once the session names the account.
+    """
 
     command: str = "batch"
     account: str = "default"
@@ -35,19 +42,63 @@ class RunOptions:
     limit: int | None = None
     dry_run: bool = False
     force: bool = False
+    # --full: list everything, and compare the recorded hashes of every stored file
     full: bool = False
-    # Keep the id of every listed thread in Run.listed_ids (only the deletion check needs them).
-    keep_listed_ids: bool = False
+    # --check-deleted (sync): list everything, keep every listed id, confirm deletions online
+    check_deleted: bool = False
+    # --include-spaces: also archive threads of spaces shared with the account
+    include_spaces: bool = False
+    # sync-deleted --online: confirm each candidate with a thread request
+    online: bool = False
+    accept_shrink: bool = False
+    # the threads given on the command line (export, --retry-failed): only these are fetched
+    thread_ids: tuple[str, ...] = ()
+    # --since as canonical UTC text (``2026-07-20T00:00:00Z``); threads to fetch listed as
+    # updated before it are left out
+    since: str | None = None
     early_stop: int = 50
     concurrency: int = 4
     page_limit: int = 100
     # what one thread's responses may become (entries, turns, blocks, sources, depth, bytes)
     budgets: Budgets = dataclasses.field(default_factory=Budgets)
     lang: str = "en"
-    # --since as µs (UTC): threads to fetch listed as updated before it are left out; the
-    # listing stops after a run of them unless it is not one newest-first list (spaces).
-    since_us: int | None = None
-    since_stops_listing: bool = True
+
+    def for_account(self, settings: Settings, account: str) -> RunOptions:
+        """These options for one account's run: its folder and the tunables of ``settings``."""
+        return dataclasses.replace(
+            self,
+            account=account,
+            early_stop=settings.early_stop,
+            concurrency=settings.concurrency,
+            page_limit=settings.page_limit,
+            budgets=settings.budgets,
+            lang=settings.lang,
+        )
+
+    @property
+    def lists_everything(self) -> bool:
+        """No early stop of the listing (``--full``, ``--check-deleted``)."""
+        return self.full or self.check_deleted
+
+    @property
+    def keep_listed_ids(self) -> bool:
+        """Keep the id of every listed thread in ``Run.listed_ids`` (the deletion check)."""
+        return self.check_deleted
+
+    @property
+    def since_us(self) -> int | None:
+        """``since`` as µs (UTC), or None."""
+        return parse_ts(self.since)
+
+    @property
+    def since_stops_listing(self) -> bool:
+        """Whether a run of threads older than ``since`` stops the listing: not when it is
+        not one newest-first list (others' space threads come first, out of date order)."""
+        return not self.include_spaces
+
+    def coverage(self) -> dict[str, Any]:
+        """Which threads the run looks at: ``modes`` (empty: all) and ``since`` (None: all)."""
+        return {"modes": sorted(self.modes), "since": self.since}
 
     def fetch_args(self) -> dict[str, Any]:
         """The keywords of :func:`~pplx_archiver.shell.run.pipeline.fetch_thread` this run gives."""
@@ -103,21 +154,44 @@ class RunSummary:
 
 
 class Store(Protocol):
-    """What the scheduler needs from the archive store."""
+    """What the scheduler needs from the archive store.
+
+    Every member is declared here and called directly: a store that writes in this process
+    (the archive) answers :meth:`can_post` with False and commits in :meth:`commit_then` at
+    once; the writer process's store posts the commit and answers later.
+    """
 
     def stored_state(self, thread_uuid: str) -> planning.StoredState | None: ...
 
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
 
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        """Commit a thread the run fetched, then register its answer variants (source
+        ``online``), then call ``then`` with the commit's fields: at once, or (the writer
+        process) when the commit is answered."""
+
+    def can_post(self) -> bool:
+        """True when :meth:`commit_then` returns at once without writing in this thread (a
+        writer process with room): the run posts from its event loop."""
+
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
+
+    def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
+        """Record a thread as not found when this 404 confirms it (see the archive's)."""
 
     def register_variants(
         self, records: Any, source: str, run_id: int | None = None
     ) -> list[Any]: ...
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]: ...
+
+    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+        """What the store remembers of a thread fetched before and found of another mode."""
+
+    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+        """Remember threads fetched and found of another mode (``--mode``)."""
 
     def flush_done(self) -> int: ...
 
@@ -149,17 +223,6 @@ class Offload(Protocol):
 
 
 ProgressHook = Callable[[str, RunSummary], None]
-
-
-def commit_online(store: Any, plan: ThreadCommit) -> Mapping[str, Any]:
-    """Commit a thread the run fetched, then register its answer variants (source
-    ``online``): both before a group commit can mark it done, for a thread done without its
-    records would never get them (the next run skips it). The one order of the scheduler's
-    own writer and of the writer process (:mod:`~pplx_archiver.shell.writer.writer_child`)."""
-    fields: Mapping[str, Any] = store.commit(plan)
-    if plan.result.variants:
-        store.register_variants(plan.result.variants, "online", plan.run_id)
-    return fields
 
 
 def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -22,7 +22,6 @@ import structlog
 from pplx_archiver.core.findings.shrink import ListingShrink
 from pplx_archiver.core.thread.layout import safe_component
 from pplx_archiver.core.thread.model import ListingRow
-from pplx_archiver.core.thread.timeparse import parse_ts
 from pplx_archiver.errors import (
     ConfigError,
     IndexCorruptError,
@@ -37,10 +36,7 @@ from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.auth import Credential, SessionInfo, open_session
 from pplx_archiver.shell.net.listing import iter_threads
 from pplx_archiver.shell.net.ratelimit import Clock, Sleep
-from pplx_archiver.shell.run.coverage import (
-    listing_gap_reason,
-    run_coverage,
-)
+from pplx_archiver.shell.run.coverage import listing_gap_reason
 from pplx_archiver.shell.run.deletions import (
     ListingCheck,
     refuse_shrink,
@@ -60,27 +56,6 @@ def account_folder(info: SessionInfo) -> str:
     """The archive's account folder name for a session."""
     name = getattr(info, "username", None) or info.account_id or "default"
     return safe_component(str(name), fallback="default")
-
-
-def _options(settings: Settings, command: str, opts: Any, account: str) -> RunOptions:
-    return RunOptions(
-        command=command,
-        account=account,
-        modes=frozenset(getattr(opts, "modes", ()) or ()),
-        limit=getattr(opts, "limit", None),
-        dry_run=bool(getattr(opts, "dry_run", False)),
-        force=bool(getattr(opts, "force", False)),
-        full=bool(getattr(opts, "full", False) or getattr(opts, "check_deleted", False)),
-        keep_listed_ids=bool(getattr(opts, "check_deleted", False)),
-        early_stop=settings.early_stop,
-        concurrency=settings.concurrency,
-        page_limit=settings.page_limit,
-        budgets=settings.budgets,
-        lang=settings.lang,
-        since_us=parse_ts(getattr(opts, "since", None)),
-        # Others' space threads come first, out of date order: --since cannot stop it.
-        since_stops_listing=not getattr(opts, "include_spaces", False),
-    )
 
 
 _SHORT_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -122,8 +97,7 @@ def _id_lister(archive: Archive, ids: list[str]) -> Callable[[], AsyncIterator[L
 
 async def run_command(
     settings: Settings,
-    command: str,
-    opts: Any,
+    options: RunOptions,
     log_path: Path | None = None,
     *,
     transport: httpx.AsyncBaseTransport | None = None,
@@ -133,7 +107,7 @@ async def run_command(
     clock: Clock = time.monotonic,
     credential: Credential | None = None,
 ) -> RunSummary:
-    """Run an archiving command against the service named by ``settings``.
+    """Run the archiving command ``options`` asks for against the service named by ``settings``.
 
     ``credential`` is the session to use (one account of several); default: the settings'.
 
@@ -142,10 +116,11 @@ async def run_command(
     challenge pauses takes no real time; a wait left on the real clock would stall such a run.
     """
     out = stdout or sys.stdout
-    archive, lister_ids = _open_archive(settings, opts)
-    early_stop_guard = listing_gap_reason(archive, run_coverage(opts))
+    command = options.command
+    archive, lister_ids = _open_archive(settings, options)
+    early_stop_guard = listing_gap_reason(archive, options.coverage())
     # sync --full / --force also compares the recorded hashes of every stored file.
-    archive.deep_check = bool(getattr(opts, "full", False) or getattr(opts, "force", False))
+    archive.deep_check = options.full or options.force
     run_id = 0 if archive.read_only else archive.begin_run(command)  # a dry run: no history
     state = _RunState(RunSummary(command=command))
     exit_code = 0
@@ -154,12 +129,12 @@ async def run_command(
             settings, credential=credential, transport=transport, sleep=sleep, clock=clock
         ) as (client, info):
             if command == "sync-deleted":
-                state.shrink = await _sync_deleted(client, archive, settings, opts, info, out)
+                state.shrink = await _sync_deleted(client, archive, settings, options, info, out)
             else:
-                ctx = _RunContext(settings, client, archive, opts, run_id, out, transport,
+                ctx = _RunContext(settings, client, archive, options, run_id, out, transport,
                                   sleep, clock)  # fmt: skip
                 await _archive(ctx, state, info, early_stop_guard, lister_ids, handle_signals)
-        refuse_shrink(state.shrink, _accepts_shrink(opts))
+        refuse_shrink(state.shrink, options.accept_shrink)
     except BaseException as exc:
         # Any error ending the run (a connection failure included) means the listing did
         # not complete: the next run must not stop early on its account.
@@ -168,7 +143,7 @@ async def run_command(
             exc.reported = True  # the summary below says it: the console says it once
         raise
     finally:
-        _finish(settings, archive, opts, run_id, state, exit_code, out, log_path)
+        _finish(settings, archive, options, run_id, state, exit_code, out, log_path)
     return state.summary
 
 
@@ -186,7 +161,7 @@ class _RunContext:
     settings: Settings
     client: Any
     archive: Archive
-    opts: Any
+    options: RunOptions  # as asked; the run's own adds the account and settings
     run_id: int
     out: IO[str]
     transport: httpx.AsyncBaseTransport | None
@@ -195,7 +170,7 @@ class _RunContext:
 
 
 def _open_archive(
-    settings: Settings, opts: Any
+    settings: Settings, options: RunOptions
 ) -> tuple[Archive, Callable[[], AsyncIterator[ListingRow]] | None]:
     """The run's archive, and the lister of the thread ids given on the command line."""
     index_file = settings.out_dir / "index" / "archive.sqlite"
@@ -210,11 +185,11 @@ def _open_archive(
             if folders
             else f"{index_file} is {damage}: not this program's index; move it away"
         )
-    if getattr(opts, "dry_run", False):
+    if options.dry_run:
         archive = dry_run_archive(settings.out_dir)  # read-only: nothing is written
     else:
         archive = Archive(settings.out_dir, group_commit=True)
-    ids = getattr(opts, "thread", None)
+    ids = options.thread_ids
     try:
         return archive, (_id_lister(archive, list(ids)) if ids else None)
     except PplxError:
@@ -231,18 +206,18 @@ async def _archive(
     handle_signals: bool,
 ) -> None:
     """List, fetch and write the account's threads (``batch``, ``sync``, ``export``)."""
-    settings, client, archive, opts = ctx.settings, ctx.client, ctx.archive, ctx.opts
-    options = _options(settings, state.summary.command, opts, account_folder(info))
-    if early_stop_guard and options.early_stop and not options.full:
+    settings, client, archive = ctx.settings, ctx.client, ctx.archive
+    options = ctx.options.for_account(settings, account_folder(info))
+    if early_stop_guard and options.early_stop and not options.lists_everything:
         # Threads older than the unchanged ones may be missing: list everything.
         log.info("EARLY_STOP_DISABLED", reason=early_stop_guard)
         options = dataclasses.replace(options, early_stop=0)
     lister = lister_ids or _account_lister(client, settings)
     # --include-spaces (shell/run/spaces.py): others' space threads, then the library.
     spaces: SpacesHook | None = None
-    if getattr(opts, "include_spaces", False) and lister_ids is None:
+    if options.include_spaces and lister_ids is None:
         spaces = SpacesHook(client, archive, lister, own_username=info.username,
-                            incremental=not options.full and options.early_stop > 0,
+                            incremental=not options.lists_everything and options.early_stop > 0,
                             force=options.force)  # fmt: skip
         lister = spaces.rows
 
@@ -288,14 +263,10 @@ async def _settle_listing(
         complete=run.listing_exhausted and not given_ids,
         run_id=ctx.run_id,
         was_known=run.listed_known,
-        check_deleted=bool(getattr(ctx.opts, "check_deleted", False)),
-        accept_shrink=_accepts_shrink(ctx.opts),
+        check_deleted=ctx.options.check_deleted,
+        accept_shrink=ctx.options.accept_shrink,
     )
     return await settle(ctx.client, ctx.archive, check, ctx.out)
-
-
-def _accepts_shrink(opts: Any) -> bool:
-    return bool(getattr(opts, "accept_shrink", False))
 
 
 def _assets(ctx: _RunContext, dry_run: bool) -> Any:
@@ -317,7 +288,7 @@ def _account_lister(client: Any, settings: Settings) -> Callable[[], AsyncIterat
 def _finish(
     settings: Settings,
     archive: Archive,
-    opts: Any,
+    options: RunOptions,
     run_id: int,
     state: _RunState,
     exit_code: int,
@@ -328,15 +299,15 @@ def _finish(
     summary = state.summary
     if (summary.failed or summary.incomplete) and not exit_code:
         exit_code = 1
-    complete = state.listing_finished and _listing_complete(summary, opts, exit_code)
+    complete = state.listing_finished and _listing_complete(summary, options, exit_code)
     event = summary.as_event() | {
         "exit_code": exit_code,
-        "dry_run": bool(getattr(opts, "dry_run", False)),
+        "dry_run": options.dry_run,
         "listing_complete": complete,
-        **run_coverage(opts),
+        **options.coverage(),
     }
     if state.shrink is not None:
-        event["listing_shrank"] = state.shrink.as_event() | {"accepted": _accepts_shrink(opts)}
+        event["listing_shrank"] = state.shrink.as_event() | {"accepted": options.accept_shrink}
     log.info("RUN_SUMMARY", **event)
     if run_id:
         archive.finish_run(run_id, event)
@@ -345,19 +316,24 @@ def _finish(
         out.write(summary_text(summary, out_dir=str(settings.out_dir), log_file=log_path) + "\n")
 
 
-def _listing_complete(summary: RunSummary, opts: Any, exit_code: int) -> bool:
+def _listing_complete(summary: RunSummary, options: RunOptions, exit_code: int) -> bool:
     """True when the run planned its whole listing and processed every planned thread."""
     return (
         exit_code in (0, 1)
         and not summary.interrupted
-        and getattr(opts, "limit", None) is None
-        and not getattr(opts, "thread", None)
+        and options.limit is None
+        and not options.thread_ids
         and summary.done >= summary.to_fetch
     )
 
 
 async def _sync_deleted(
-    client: Any, archive: Archive, settings: Settings, opts: Any, info: SessionInfo, out: IO[str]
+    client: Any,
+    archive: Archive,
+    settings: Settings,
+    options: RunOptions,
+    info: SessionInfo,
+    out: IO[str],
 ) -> ListingShrink | None:
     """List everything, find archived threads missing from it, confirm them when online."""
     listed: set[str] = set()
@@ -368,8 +344,8 @@ async def _sync_deleted(
         rows += 1
         listed.update((row.thread_id, row.key))
     check = ListingCheck(account=account_folder(info), listed=rows, seen=listed, complete=True,
-                         check_deleted=True, online=bool(opts.online),
-                         accept_shrink=_accepts_shrink(opts))  # fmt: skip
+                         check_deleted=True, online=options.online,
+                         accept_shrink=options.accept_shrink)  # fmt: skip
     return await settle(client, archive, check, out)
 
 

@@ -49,7 +49,6 @@ from pplx_archiver.shell.run.run_types import (
     RunOptions,
     RunSummary,
     Store,
-    commit_online,
     first_error,
 )
 
@@ -133,7 +132,7 @@ class Run:
         Nothing holds the listing: a row to fetch goes into the bounded stream as soon as it is
         decided (the listing waits while the workers are busy), the others are only counted.
         """
-        stop = planning.EarlyStop(0 if self.options.full else self.options.early_stop)
+        stop = planning.EarlyStop(0 if self.options.lists_everything else self.options.early_stop)
         async with send:
             async for row in self.lister():
                 self.summary.listed += 1
@@ -246,10 +245,9 @@ class Run:
         loop, for handing it to a worker thread (and back) cost more than the posting
         (measured: ~11 ms of the writer task's time a thread, while the fetch workers
         waited for it)."""
-        can_post = getattr(self.store, "can_post", None)
         if outcome.fetched is None or self._filters.outside(outcome.fetched.result.mode):
             return False  # a failure, or a thread of another mode to remember: a short call
-        return can_post is not None and bool(can_post())
+        return self.store.can_post()
 
     def _apply(self, outcome: _Outcome) -> None:
         self.summary.done += 1
@@ -292,9 +290,8 @@ class Run:
     def _confirmed_not_found(self, row: ListingRow, exc: NotFoundError) -> bool:
         """Record a confirmed 404 (a second one in a row, or an unknown id given to export)."""
         uuid = row.thread_id
-        confirm = getattr(self.store, "confirm_not_found", None)
         export = self.options.command == "export"
-        if confirm is None or not confirm(uuid, str(exc), self.run_id, export):
+        if not self.store.confirm_not_found(uuid, str(exc), self.run_id, export):
             return False
         log.warning("THREAD_NOT_FOUND", thread_uuid=uuid, title=row.title)
         if export:
@@ -327,11 +324,8 @@ class Run:
             fetched.requests,
             None if plan.assets_complete else missing(plan),
         )
-        post = getattr(self.store, "commit_then", None)
-        if post is not None:  # the writer process: it registers the variants; answered later
-            post(plan, lambda info: self._archived(done, info))
-            return
-        self._archived(done, commit_online(self.store, plan))
+        # here and now, or (the writer process) answered later; the variants registered too
+        self.store.commit_then(plan, lambda info: self._archived(done, info))
 
     def _archived(self, result: _Archived, info: Mapping[str, Any]) -> None:
         """What follows a thread's commit: the findings that state a new fact (the writer

@@ -43,6 +43,7 @@ from pplx_archiver.shell.net.listing import (
     iter_space_threads,
     list_spaces,
 )
+from pplx_archiver.shell.run.run_types import ClosingStore, Offload, Store
 
 SPACE_LISTED = "SPACE_LISTED"
 SPACE_SKIPPED = "SPACE_SKIPPED"
@@ -180,24 +181,10 @@ class SpaceCollector:
 # --------------------------------------------------------------------------- store
 
 
-class _Store(Protocol):
-    def stored_state(self, thread_uuid: str) -> Any: ...
-
-    def commit(self, plan: ThreadCommit) -> Mapping[str, Any]: ...
-
-    def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None: ...
-
-    def terminal(self, thread_uuid: str, state: str, run_id: int) -> None: ...
-
-    def register_variants(
-        self, records: Any, source: str, run_id: int | None = None
-    ) -> list[Any]: ...
-
-
 class SpaceAwareStore:
     """The run's store, except that others' threads are committed under their author."""
 
-    def __init__(self, store: _Store, collector: SpaceCollector) -> None:
+    def __init__(self, store: Store, collector: SpaceCollector) -> None:
         self._store = store
         self._collector = collector
 
@@ -206,10 +193,6 @@ class SpaceAwareStore:
         if self._collector.is_others(row) and row.author is not None:
             return author_folder(row.author, own=default)
         return default
-
-    def stored_state(self, thread_uuid: str) -> Any:
-        """As the wrapped store."""
-        return self._store.stored_state(thread_uuid)
 
     def _under_author(self, plan: ThreadCommit) -> ThreadCommit:
         if plan.listing is None:
@@ -220,43 +203,70 @@ class SpaceAwareStore:
         """Commit under the thread's account folder (see :meth:`account_for`)."""
         return self._store.commit(self._under_author(plan))
 
-    @property
-    def commit_then(self) -> Callable[[ThreadCommit, Callable[[Any], None]], None] | None:
-        """The wrapped store's ``commit_then`` (the writer process), under the thread's
-        account folder as :meth:`commit`; None when it has none."""
-        post = getattr(self._store, "commit_then", None)
-        if post is None:
-            return None
-        return lambda plan, then: post(self._under_author(plan), then)
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        """The wrapped store's ``commit_then``, under the thread's account folder."""
+        self._store.commit_then(self._under_author(plan), then)
+
+    # the rest: as the wrapped store
+    def stored_state(self, thread_uuid: str) -> planning.StoredState | None:
+        return self._store.stored_state(thread_uuid)
+
+    def can_post(self) -> bool:
+        return self._store.can_post()
 
     def fail(self, thread_uuid: str, error: str, error_path: str | None, run_id: int) -> None:
-        """As the wrapped store."""
         self._store.fail(thread_uuid, error, error_path, run_id)
 
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None:
-        """As the wrapped store."""
         self._store.terminal(thread_uuid, state, run_id)
 
+    def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
+        return self._store.confirm_not_found(uuid, error, run_id, immediate)
+
     def register_variants(self, records: Any, source: str, run_id: int | None = None) -> list[Any]:
-        """As the wrapped store."""
         return self._store.register_variants(records, source, run_id)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+    def kept_record(self, thread_uuid: str) -> dict[str, Any]:
+        return self._store.kept_record(thread_uuid)
+
+    def mode_memo(self, key: str) -> planning.ModeMemo | None:
+        return self._store.mode_memo(key)
+
+    def remember_modes(self, memos: Sequence[tuple[str, planning.ModeMemo]], run_id: int) -> int:
+        return self._store.remember_modes(memos, run_id)
+
+    def flush_done(self) -> int:
+        return self._store.flush_done()
+
+    @property
+    def unsynced(self) -> int:
+        return self._store.unsynced
+
+
+class _ClosingSpaceStore(SpaceAwareStore):
+    """The writer process's store, others' threads committed under their author."""
+
+    def __init__(self, store: ClosingStore, collector: SpaceCollector) -> None:
+        super().__init__(store, collector)
+        self._closing = store
+
+    def close(self) -> None:
+        """As the wrapped store (the writer process finishes, then ends)."""
+        self._closing.close()
 
 
 class SpaceAwareOffload:
     """The run's writer process (an :class:`~pplx_archiver.shell.run.run_types.Offload`),
     its store wrapped so that others' threads are still committed under their author."""
 
-    def __init__(self, offload: Any, collector: SpaceCollector) -> None:
+    def __init__(self, offload: Offload, collector: SpaceCollector) -> None:
         self._offload = offload
         self._collector = collector
-        self.min_threads: int = offload.min_threads
+        self.min_threads = offload.min_threads
 
-    def __call__(self, to_fetch: int) -> Any:
+    def __call__(self, to_fetch: int) -> ClosingStore | None:
         store = self._offload(to_fetch)
-        return None if store is None else SpaceAwareStore(store, self._collector)
+        return None if store is None else _ClosingSpaceStore(store, self._collector)
 
     def discard(self) -> None:
         """As the wrapped offload."""
@@ -323,7 +333,7 @@ def write_space_pages(writer: _Writer, spaces: Sequence[SpaceThreads], archive: 
 # --------------------------------------------------------------------------- run hook
 
 
-class _Archive(_Store, _Index, Protocol):
+class _Archive(Store, _Index, Protocol):
     pass
 
 
@@ -354,7 +364,7 @@ class SpacesHook:
         """The run's listing (see :meth:`SpaceCollector.rows`)."""
         return self.collector.rows()
 
-    def offload(self, offload: Any) -> SpaceAwareOffload | None:
+    def offload(self, offload: Offload | None) -> SpaceAwareOffload | None:
         """The run's writer process, committing others' threads under their author."""
         return None if offload is None else SpaceAwareOffload(offload, self.collector)
 

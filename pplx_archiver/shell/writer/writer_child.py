@@ -27,16 +27,13 @@ from typing import IO, Any
 import structlog
 
 from pplx_archiver.errors import StoreError
-from pplx_archiver.shell.run.run_types import (
-    GROUP_COMMIT_SECONDS,
-    GROUP_COMMIT_SIZE,
-    commit_online,
-)
+from pplx_archiver.shell.run.run_types import GROUP_COMMIT_SECONDS, GROUP_COMMIT_SIZE
 from pplx_archiver.shell.writer.frames import COMMIT_ONLINE, portable, read_frame, write_frame
 
 ALLOWED = frozenset(
     {
         "commit",
+        COMMIT_ONLINE,
         "fail",
         "terminal",
         "register_variants",
@@ -112,9 +109,7 @@ def child_main(out_dir: Path, stdin: IO[bytes], stdout: IO[bytes]) -> None:
                 write_frame(stdout, (*answer, archive.unsynced, events))
                 return
             try:
-                if name == COMMIT_ONLINE:
-                    answer = ("ok", commit_online(archive, *args))
-                elif name in ALLOWED:
+                if name in ALLOWED:
                     answer = ("ok", getattr(archive, name)(*args, **kwargs))
                 else:
                     raise StoreError(f"the archive writer does not do {name!r}")

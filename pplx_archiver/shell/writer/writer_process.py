@@ -54,6 +54,7 @@ from pplx_archiver.core.archive import plan as planning
 from pplx_archiver.core.archive.writes import ThreadCommit
 from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.lock import held_lock_fd
+from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.writer.frames import COMMIT_ONLINE, frame, read_frame
 
 try:
@@ -308,23 +309,20 @@ class WriterProcess:
 class OffloadedStore:
     """The scheduler's store with every change made by a :class:`WriterProcess`."""
 
-    def __init__(self, local: Any, out_dir: Path, process: WriterProcess | None = None) -> None:
+    def __init__(self, local: Archive, out_dir: Path, process: WriterProcess | None = None) -> None:
         self.local = local
         self.process = process or WriterProcess(out_dir)
         self.process.wait_ready()
 
     # reads: this process's index connection
     def stored_state(self, thread_uuid: str) -> planning.StoredState | None:
-        state: planning.StoredState | None = self.local.stored_state(thread_uuid)
-        return state
+        return self.local.stored_state(thread_uuid)
 
     def kept_record(self, thread_uuid: str) -> dict[str, Any]:
-        record: dict[str, Any] = self.local.kept_record(thread_uuid)
-        return record
+        return self.local.kept_record(thread_uuid)
 
     def mode_memo(self, key: str) -> planning.ModeMemo | None:
-        memo: planning.ModeMemo | None = self.local.mode_memo(key)
-        return memo
+        return self.local.mode_memo(key)
 
     # changes: the child
     def commit(self, plan: ThreadCommit) -> Mapping[str, Any]:
@@ -372,6 +370,4 @@ class OffloadedStore:
         try:
             self.process.close()
         finally:
-            reload = getattr(self.local, "reload_registry", None)
-            if reload is not None:
-                reload()
+            self.local.reload_registry()

@@ -59,6 +59,7 @@ def _stored(pages: Sequence[RawPage]) -> tuple[RawPage, ...]:
     )
 
 
+@pytest.mark.heavy  # pure CPU: `make test` runs it untraced (docs/dev/architecture.md)
 def test_plans_match_the_separate_core_calls() -> None:
     """On simulator threads the plan equals needs_blocks + extract_assets + render_thread."""
     checked = 0

@@ -23,6 +23,7 @@ from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.listing import row_from_graphql, row_from_rest
 from pplx_archiver.shell.run.pipeline import check_identity
 from pplx_archiver.shell.run.scheduler import Run, RunOptions
+from tests.commit_door import commit_thread
 from tests.core import builders as b
 
 UUID = "d236db28-526f-49a1-9a21-faa33c3ad928"
@@ -80,7 +81,7 @@ def test_thread_filed_under_its_slug_is_rekeyed_on_commit(tmp_path: Path) -> Non
     old = dataclasses.replace(new, thread_uuid=SLUG, record=old_record)
     raw = orjson.dumps({"pages": []})
     with Archive(tmp_path) as arc:
-        first = arc.commit_thread("me", old, raw, None, b.ts(9), listing=inp.listing)
+        first = commit_thread(arc, "me", old, raw, None, b.ts(9), listing=inp.listing)
         plan = ThreadCommit(
             account="me",
             result=new,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pplx_archiver.core.thread.assets import extract_assets
-from pplx_archiver.core.thread.model import AssetFile, ThreadInput
+from pplx_archiver.core.thread.model import AssetFile
 from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.core.thread.report import classify_report_bytes, pick_report, render_report
 from tests.core import builders as b
@@ -110,32 +110,10 @@ def test_render_report_is_deterministic_and_total(data: bytes) -> None:
         assert "\r" not in first
 
 
-def _research_thread(*, asset: bool) -> ThreadInput:
-    """A deep-research turn whose RESEARCH_ANSWER step names the report (and its URL)."""
-    answer = {
-        "step_type": "RESEARCH_ANSWER",
-        "uuid": "ra-1",
-        "content": {
-            "title": "Report",
-            "file_name": "research-report.md",
-            "url": "https://cdn.example/files/research-report.md",
-        },
-    }
-    blocks = None
-    if asset:
-        report = {"research_report": {"file_name": "research-report.md", "url": "https://x/r.md"}}
-        node = {"uuid": "asset-1", "asset_type": "RESEARCH_REPORT", **report}
-        blocks = [{"intended_usage": "unified_assets", "unified_assets_block": {"assets": [node]}}]
-    entry = b.entry(
-        "e1", 1, search_mode="RESEARCH", text=[answer, b.final_step("a")], blocks=blocks
-    )
-    return b.thread_input([b.page([entry])])
-
-
 def test_research_answer_url_is_the_report_fallback() -> None:
     """No report asset: the RESEARCH_ANSWER step's URL is the report version to download,
     and its bytes become report.md."""
-    inp = _research_thread(asset=False)
+    inp = b.research_thread(asset=False)
     (ref,) = extract_assets(inp)
     assert (ref.asset_type, ref.file_name, ref.url, ref.version) == (
         "RESEARCH_REPORT",
@@ -153,5 +131,5 @@ def test_research_answer_url_is_the_report_fallback() -> None:
 
 def test_report_asset_wins_over_the_research_answer_url() -> None:
     """With a report asset present the step adds no second report version."""
-    refs = extract_assets(_research_thread(asset=True))
+    refs = extract_assets(b.research_thread(asset=True))
     assert [(r.uuid, r.url) for r in refs] == [("asset-1", "https://x/r.md")]

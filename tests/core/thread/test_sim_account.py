@@ -42,6 +42,7 @@ def _check(result, truth: dict) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # pure CPU: `make test` runs it untraced (docs/dev/architecture.md)
 def test_default_account_agrees_with_truth() -> None:
     """All 2,000 threads of the default seed render and match the truth manifest."""
     failures: dict[str, list[str]] = {}

@@ -20,6 +20,7 @@ from pplx_archiver.core.thread.rawfile import encode_raw_pages
 from pplx_archiver.core.thread.render import render_thread
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.care.rerender import rerender
+from tests.commit_door import commit_thread
 from tests.core import builders as b
 
 UUID = "0badc0de-1111-4000-8000-000000000001"
@@ -61,7 +62,7 @@ def test_rerender_after_upgrade_renders_the_degraded_turn_fully(
     full = render_thread(inp, CTX)
     assert "degraded" not in full.record
     with Archive(tmp_path) as arc:
-        rel = arc.commit_thread("me", degraded, raw, None, b.ts(30), listing=inp.listing).path
+        rel = commit_thread(arc, "me", degraded, raw, None, b.ts(30), listing=inp.listing).path
         assert _degraded_in_index(arc) == 1
     folder = tmp_path / rel
     turn = folder / "turns" / "turn_0001.md"

@@ -19,6 +19,7 @@ from pplx_archiver.errors import NotFoundError
 from pplx_archiver.shell.archive.assets import MANIFEST, AssetSession, choose_extension, file_stem
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.net.download import CdnDownloader
+from tests.commit_door import commit_thread
 from tests.core import builders as b
 
 FRESH = "Expires=4102444800&Signature=sig&Key-Pair-Id=K"  # year 2100
@@ -307,7 +308,8 @@ def test_store_moves_staged_files_and_records_incomplete(tmp_path: Path) -> None
     staged.parent.mkdir(parents=True)
     staged.write_bytes(b"payload")
     with Archive(tmp_path) as archive:
-        outcome = archive.commit_thread(
+        outcome = commit_thread(
+            archive,
             "acct",
             result,
             b"{}",

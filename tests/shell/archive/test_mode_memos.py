@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from types import SimpleNamespace
 
 from pplx_archiver.core.archive.plan import ModeMemo
 from pplx_archiver.core.archive.writes import ModeMemos
@@ -13,6 +12,7 @@ from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.shell.run import accounts
 from pplx_archiver.shell.run.coverage import listing_gap_reason
+from pplx_archiver.shell.run.run_types import RunOptions
 from pplx_archiver.shell.writer.writer_process import OffloadedStore
 
 KEY = "0a1b2c3d-0000-4000-8000-000000000001"
@@ -86,9 +86,9 @@ def test_an_account_after_its_own_filtered_run_lists_everything(tmp_path: Path) 
     settings = Settings(out_dir=tmp_path)
     (tmp_path / "index").mkdir()
     accounts._record(tmp_path, "work", 1, True, {"modes": ["study"], "since": None})
-    study = SimpleNamespace(modes=frozenset({"study"}), since=None)
-    everything = SimpleNamespace(modes=frozenset(), since=None)
-    assert accounts._settings_for(settings, "work", "sync", study).early_stop == 50
-    assert accounts._settings_for(settings, "work", "sync", everything).early_stop == 0
+    study = RunOptions(command="sync", modes=frozenset({"study"}))
+    everything = RunOptions(command="sync")
+    assert accounts._settings_for(settings, "work", study).early_stop == 50
+    assert accounts._settings_for(settings, "work", everything).early_stop == 0
     accounts._record(tmp_path, "work", 2, True, {"modes": [], "since": None})
-    assert accounts._settings_for(settings, "work", "sync", everything).early_stop == 50
+    assert accounts._settings_for(settings, "work", everything).early_stop == 50

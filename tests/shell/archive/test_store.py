@@ -17,6 +17,7 @@ from pplx_archiver.errors import StoreError
 from pplx_archiver.shell.archive.disk import Disk
 from pplx_archiver.shell.archive.fsutil import TEMP_PATTERN
 from pplx_archiver.shell.archive.store import Archive
+from tests.commit_door import commit_thread
 from tests.shell.store_helpers import raw, result
 
 UUID = "0a1b2c3d-0000-4000-8000-000000000001"
@@ -30,7 +31,8 @@ def test_commit_writes_layout_and_marks_done(tmp_path: Path) -> None:
     """A first commit writes raw and derived files under <account>/<mode>/<dir>, marks done."""
     with Archive(tmp_path) as arc:
         run = arc.begin_run("batch")
-        out = arc.commit_thread(
+        out = commit_thread(
+            arc,
             "me@example.com",
             result(),
             raw(b'{"entries":[]}'),
@@ -63,12 +65,12 @@ def test_commit_writes_layout_and_marks_done(tmp_path: Path) -> None:
 def test_recommit_unchanged_writes_nothing(tmp_path: Path) -> None:
     """Committing the same thread again rewrites no file and keeps mtimes."""
     with Archive(tmp_path) as arc:
-        out = arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        out = commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         folder = tmp_path / out.path
         old = 1_000_000_000
         for p in folder.rglob("*"):
             os.utime(p, (old, old))
-        again = arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        again = commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         assert (again.written, again.unchanged) == (0, 7)
         assert all(p.stat().st_mtime == old for p in folder.rglob("*") if p.is_file())
 
@@ -76,7 +78,8 @@ def test_recommit_unchanged_writes_nothing(tmp_path: Path) -> None:
 def test_stale_turn_files_removed_raw_and_assets_kept(tmp_path: Path) -> None:
     """Turn files beyond the new count go; raw files and assets/ are never removed."""
     with Archive(tmp_path) as arc:
-        out = arc.commit_thread(
+        out = commit_thread(
+            arc,
             "a",
             result(turns=3),
             raw(b"{}"),
@@ -85,7 +88,7 @@ def test_stale_turn_files_removed_raw_and_assets_kept(tmp_path: Path) -> None:
             extra_files={"assets/manifest.json": b"{}"},
         )
         folder = tmp_path / out.path
-        again = arc.commit_thread("a", result(turns=1), raw(b"{}"), None, None)
+        again = commit_thread(arc, "a", result(turns=1), raw(b"{}"), None, None)
         assert again.removed == 2
         files = _all_files(folder)
         assert "turns/turn_0002.md" not in files and "turns/turn_0001.md" in files
@@ -95,9 +98,11 @@ def test_stale_turn_files_removed_raw_and_assets_kept(tmp_path: Path) -> None:
 def test_mode_or_title_change_moves_folder_by_rename(tmp_path: Path) -> None:
     """A new title or mode moves the folder with one rename: same inode, old place gone."""
     with Archive(tmp_path) as arc:
-        first = arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        first = commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         inode = (tmp_path / first.path).stat().st_ino
-        moved = arc.commit_thread("a", result(title="New", mode="computer"), raw(b"{}"), None, None)
+        moved = commit_thread(
+            arc, "a", result(title="New", mode="computer"), raw(b"{}"), None, None
+        )
         assert moved.moved_from == first.path
         assert moved.path == "a/computer/2026-07-20_new_0a1b2c3d"
         assert (tmp_path / moved.path).stat().st_ino == inode
@@ -111,16 +116,16 @@ def test_existing_folder_is_checked_and_cleaned_a_new_one_is_not_read(tmp_path: 
     """Committing into a folder that exists removes temp leftovers of a killed run and
     refuses a file that links out of the archive; a new folder is written as made."""
     with Archive(tmp_path) as arc:
-        first = arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        first = commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         folder = tmp_path / first.path
         leftover = folder / ".conversation.md.tmp-0badcafe"
         leftover.write_bytes(b"half")
-        arc.commit_thread("a", result(answer="changed"), raw(b"{}"), None, None)
+        commit_thread(arc, "a", result(answer="changed"), raw(b"{}"), None, None)
         assert not leftover.exists()
         (folder / "conversation.md").unlink()
         (folder / "conversation.md").symlink_to(tmp_path.parent / "outside.md")
         with pytest.raises(StoreError, match="outside"):
-            arc.commit_thread("a", result(answer="again"), raw(b"{}"), None, None)
+            commit_thread(arc, "a", result(answer="again"), raw(b"{}"), None, None)
         assert not (tmp_path.parent / "outside.md").exists()
 
 
@@ -142,10 +147,10 @@ def test_crash_mid_commit_leaves_no_done_and_no_partial(tmp_path: Path) -> None:
     """A write failing half-way leaves the thread not done and no partial or temp file."""
     disk = FailingDisk()
     with Archive(tmp_path, disk=disk) as arc:
-        arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         disk.fail_at, disk.calls = "conversation.md", []
         with pytest.raises(StoreError, match="disk full"):
-            arc.commit_thread("a", result(answer="changed"), raw(b"{}"), None, None)
+            commit_thread(arc, "a", result(answer="changed"), raw(b"{}"), None, None)
         # Only the files whose bytes change are written (raw_entries.json is the same).
         assert "raw_entries.json" not in disk.calls and disk.calls == ["conversation.md"]
         row = arc.get(UUID)
@@ -154,7 +159,7 @@ def test_crash_mid_commit_leaves_no_done_and_no_partial(tmp_path: Path) -> None:
         assert state is not None and state.status == "pending"
         assert not any(TEMP_PATTERN.match(p.name) for p in tmp_path.rglob("*"))
         disk.fail_at = None
-        arc.commit_thread("a", result(answer="changed"), raw(b"{}"), None, None)
+        commit_thread(arc, "a", result(answer="changed"), raw(b"{}"), None, None)
         row = arc.get(UUID)
         assert row is not None and row.status == "done"
 
@@ -163,7 +168,7 @@ def test_new_thread_crash_is_not_marked_done(tmp_path: Path) -> None:
     """A first commit that fails before the end leaves no done row for the thread."""
     with Archive(tmp_path, disk=FailingDisk("thread.json")) as arc:
         with pytest.raises(StoreError):
-            arc.commit_thread("a", result(), raw(b"{}"), None, None)
+            commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         assert arc.get(UUID) is None
 
 
@@ -202,8 +207,8 @@ def test_prepared_commit_sees_changes_stale_files_and_moves(tmp_path: Path) -> N
 def test_uuid8_collision_gets_its_own_folder(tmp_path: Path) -> None:
     """Two threads sharing date, title and uuid8 never share a folder."""
     with Archive(tmp_path) as arc:
-        a = arc.commit_thread("a", result("0a1b2c3d-aaaa"), raw(b"{}"), None, None)
-        b = arc.commit_thread("a", result("0a1b2c3d-bbbb"), raw(b"{}"), None, None)
+        a = commit_thread(arc, "a", result("0a1b2c3d-aaaa"), raw(b"{}"), None, None)
+        b = commit_thread(arc, "a", result("0a1b2c3d-bbbb"), raw(b"{}"), None, None)
         assert a.path != b.path
         assert (tmp_path / a.path / "thread.json").exists()
         assert (tmp_path / b.path / "thread.json").exists()
@@ -212,13 +217,13 @@ def test_uuid8_collision_gets_its_own_folder(tmp_path: Path) -> None:
 def test_set_remote_deleted_is_written_once(tmp_path: Path) -> None:
     """remote_deleted lands in thread.json and the index once and survives later commits."""
     with Archive(tmp_path) as arc:
-        out = arc.commit_thread("a", result(), raw(b"{}"), None, None)
+        out = commit_thread(arc, "a", result(), raw(b"{}"), None, None)
         assert arc.set_remote_deleted(UUID, "2026-09-01T00:00:00Z") is True
         assert arc.set_remote_deleted(UUID, "2027-01-01T00:00:00Z") is False
         path = tmp_path / out.path / "thread.json"
         assert orjson.loads(path.read_bytes())["remote_deleted"] == "2026-09-01T00:00:00Z"
         assert arc.kept_record(UUID) == {"remote_deleted": "2026-09-01T00:00:00Z"}
-        arc.commit_thread("a", result(answer="new"), raw(b"{}"), None, None)
+        commit_thread(arc, "a", result(answer="new"), raw(b"{}"), None, None)
         assert orjson.loads(path.read_bytes())["remote_deleted"] == "2026-09-01T00:00:00Z"
         row = arc.get(UUID)
         assert row is not None and row.remote_deleted == "2026-09-01T00:00:00Z"
@@ -245,7 +250,7 @@ def test_render_may_not_write_raw_or_escaping_files(tmp_path: Path) -> None:
         for key in ("raw_entries.json", "../x.md", "turns/../../y"):
             hostile = dataclasses.replace(bad, files={**bad.files, key: b"x"})
             with pytest.raises(StoreError):
-                arc.commit_thread("a", hostile, raw(b"{}"), None, None)
+                commit_thread(arc, "a", hostile, raw(b"{}"), None, None)
         assert arc.get(UUID) is None
 
 
@@ -271,7 +276,7 @@ def test_hostile_names_stay_inside_out(tmp_path: Path, account: str, title: str,
 def test_group_commit_marks_done_only_after_flush(tmp_path: Path) -> None:
     """With group commit, written threads stay pending until flush_done syncs and marks them."""
     arc = Archive(tmp_path, group_commit=True)
-    arc.commit_thread("a", result(), raw(b"{}"), None, None)
+    commit_thread(arc, "a", result(), raw(b"{}"), None, None)
     row = arc.get(result().thread_uuid)
     assert row is not None and row.status == "pending" and row.path
     assert arc.unsynced == 1
@@ -280,7 +285,7 @@ def test_group_commit_marks_done_only_after_flush(tmp_path: Path) -> None:
     assert row is not None and row.status == "done"
     assert arc.unsynced == 0 and arc.flush_done() == 0
     # Unchanged bytes need no sync: the thread is marked done at once.
-    arc.commit_thread("a", result(), raw(b"{}"), None, None)
+    commit_thread(arc, "a", result(), raw(b"{}"), None, None)
     assert arc.unsynced == 0
     arc.close()
 
@@ -288,7 +293,7 @@ def test_group_commit_marks_done_only_after_flush(tmp_path: Path) -> None:
 def test_group_commit_crash_before_flush_leaves_pending(tmp_path: Path) -> None:
     """A process that dies before the group sync leaves the thread pending, so it is refetched."""
     arc = Archive(tmp_path, group_commit=True)
-    arc.commit_thread("a", result(), raw(b"{}"), None, None)
+    commit_thread(arc, "a", result(), raw(b"{}"), None, None)
     arc.writer.drop_unsynced()  # the process died before its group commit
     arc.index.close()
     reopened = Archive(tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pplx_archiver.core.thread.model import RawPage, ThreadInput
 from pplx_archiver.core.thread.render import render_thread
-from pplx_archiver.shell.care.stored import listing_from_record
+from pplx_archiver.shell.archive.stored import listing_from_record
 from pplx_archiver.shell.run.pipeline import row_from_arg
 from tests.core import builders as b
 

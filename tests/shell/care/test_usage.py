@@ -62,7 +62,7 @@ def test_forbidden_is_settled_and_errors_are_asked_again(tmp_path: Path) -> None
         second = anyio.run(lambda: backfill_usage(archive, client, clock=lambda: "t"))  # type: ignore[arg-type]
         assert client.asked == [ids[2]]
         assert (second.fetched, second.skipped) == (1, 2)
-    store = UsageStore(tmp_path / "index" / "archive.sqlite", read_only=True)
+    store = UsageStore(tmp_path / "index" / "archive.sqlite")
     try:
         totals = store.totals_by_mode()
     finally:

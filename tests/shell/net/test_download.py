@@ -12,12 +12,14 @@ import httpx
 import pytest
 
 from pplx_archiver.shell.net.download import (
-    AssetDownloadError,
-    AssetTooLargeError,
     CdnDownloader,
-    UrlExpiredError,
     url_expired,
     url_path,
+)
+from pplx_archiver.shell.net.download_errors import (
+    AssetDownloadError,
+    AssetTooLargeError,
+    UrlExpiredError,
 )
 
 CDN = "https://d2z0o16i8xm8ak.cloudfront.net/files/report.md?Expires=99&Signature=abc"

@@ -228,8 +228,15 @@ async def test_a_server_closing_early_is_a_remote_protocol_error(pieces: list[by
         b"HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         b"SPDY/3 200 OK\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nabc",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nxx",
+        b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * (http1.MAX_HEAD + 10) + b"\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nX-Nul: a\x00b\r\nContent-Length: 0\r\n\r\n",
     ],
-    ids=["status", "two-lengths", "negative-length", "header-name", "chunk-size", "protocol"],
+    ids=[
+        *("status", "two-lengths", "negative-length", "header-name", "chunk-size", "protocol"),
+        *("conflicting-list", "unknown-coding", "head-too-long", "control-character"),
+    ],
 )
 async def test_malformed_answers_are_remote_protocol_errors(raw: bytes) -> None:
     async with scripted(Answer([raw])) as server, _client() as c:
@@ -314,11 +321,16 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return cert, key
 
 
-async def test_https_with_a_trusted_self_signed_certificate(certificate: tuple[Path, Path]) -> None:
+def tls_contexts(certificate: tuple[Path, Path]) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """The loopback server's TLS context and a client's that trusts its certificate."""
     cert, key = certificate
     server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_tls.load_cert_chain(cert, key)
-    client_tls = ssl.create_default_context(cafile=str(cert))
+    return server_tls, ssl.create_default_context(cafile=str(cert))
+
+
+async def test_https_with_a_trusted_self_signed_certificate(certificate: tuple[Path, Path]) -> None:
+    server_tls, client_tls = tls_contexts(certificate)
     transport = LeanTransport(max_connections=2, max_keepalive=2, ssl_context=client_tls)
     chunked = Answer(
         [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\ntls\r\n0\r\n\r\n"]
@@ -333,9 +345,7 @@ async def test_https_with_a_trusted_self_signed_certificate(certificate: tuple[P
 async def test_https_with_an_unknown_certificate_is_a_connect_error(
     certificate: tuple[Path, Path],
 ) -> None:
-    cert, key = certificate
-    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_tls.load_cert_chain(cert, key)
+    server_tls, _ = tls_contexts(certificate)
     async with scripted(ok(b"never"), tls=server_tls) as server, _client() as c:
         with pytest.raises(httpx.ConnectError):
             await c.get(server.url + "/")

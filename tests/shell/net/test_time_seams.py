@@ -94,6 +94,7 @@ async def test_cdn_downloads_wait_on_the_run_clock(tmp_path: Path) -> None:
         request_timeout=10.0,
         download_deadline=240.0,
         total_deadline=300.0,
+        proxy=None,
     )
     archive = types.SimpleNamespace(out=tmp_path)
     transport = httpx.MockTransport(cdn)

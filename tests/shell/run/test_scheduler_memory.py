@@ -5,17 +5,15 @@ from __future__ import annotations
 import threading
 import uuid
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import orjson
 
-from pplx_archiver.core.thread.budgets import Budgets
+from pplx_archiver.cli._run import CommonOptions
 from pplx_archiver.core.thread.model import ListingRow
+from pplx_archiver.settings import Settings
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.run.run_types import commit_online
-from pplx_archiver.shell.run.runner import _options
 from pplx_archiver.shell.run.scheduler import Run, RunOptions, RunSummary
 from pplx_archiver.shell.writer.offload import OFFLOAD_MIN_THREADS
 from tests.core import builders as b
@@ -76,7 +74,7 @@ def test_the_listing_streams_into_the_workers(tmp_path: Path) -> None:
 
 
 def test_a_dry_run_plans_the_whole_listing_and_fetches_nothing(tmp_path: Path) -> None:
-    options = RunOptions(concurrency=CONCURRENCY, dry_run=True, keep_listed_ids=True)
+    options = RunOptions(concurrency=CONCURRENCY, dry_run=True, check_deleted=True)
     summary, _most, listed_ids = _run(tmp_path, options)
     assert (summary.listed, summary.to_fetch, summary.archived) == (THREADS, THREADS, 0)
     assert listed_ids == {_uuid(n) for n in range(THREADS)}
@@ -87,13 +85,15 @@ def test_the_limit_counts_threads_to_fetch(tmp_path: Path) -> None:
     assert (summary.to_fetch, summary.archived, summary.listed) == (5, 5, 5)
 
 
-def test_sync_check_deleted_keeps_the_listed_ids() -> None:
-    settings: Any = SimpleNamespace(
-        early_stop=50, concurrency=4, page_limit=100, lang="en", budgets=Budgets()
-    )
-    asked = _options(settings, "sync", SimpleNamespace(check_deleted=True), "me")
-    plain = _options(settings, "sync", SimpleNamespace(check_deleted=False), "me")
-    assert (asked.keep_listed_ids, asked.full, plain.keep_listed_ids) == (True, True, False)
+def test_sync_check_deleted_keeps_the_listed_ids(tmp_path: Path) -> None:
+    """The CLI's options become the run's typed options: --check-deleted lists everything
+    and keeps the listed ids; the account's run takes its tunables from the settings."""
+    settings = Settings(out_dir=tmp_path, early_stop=7, lang="zh")
+    asked = CommonOptions(check_deleted=True).run_options("sync").for_account(settings, "me")
+    plain = CommonOptions().run_options("sync").for_account(settings, "me")
+    assert (asked.keep_listed_ids, asked.lists_everything, asked.full) == (True, True, False)
+    assert (plain.keep_listed_ids, plain.lists_everything) == (False, False)
+    assert (asked.command, asked.account, asked.early_stop, asked.lang) == ("sync", "me", 7, "zh")
 
 
 class _Offload:
@@ -153,7 +153,7 @@ class _Posting:
 
     def commit_then(self, plan: Any, then: Any) -> None:
         self.in_loop.append(threading.current_thread() is threading.main_thread())
-        then(commit_online(self.local, plan))
+        then(self.local.commit_online(plan))
 
     def close(self) -> None:
         """The archive is closed by its owner."""

@@ -40,9 +40,9 @@ class _Sim:
         transport = httpx.ASGITransport(app=self.app)
 
         async def job() -> RunSummary:
-            return await run_command(opts.settings(), command, opts, transport=transport,
-                                     stdout=io.StringIO(), handle_signals=False,
-                                     sleep=_no_wait)  # fmt: skip
+            return await run_command(opts.settings(), opts.run_options(command),
+                                     transport=transport, stdout=io.StringIO(),
+                                     handle_signals=False, sleep=_no_wait)  # fmt: skip
 
         with structlog.testing.capture_logs() as logs:
             try:

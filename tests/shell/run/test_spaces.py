@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,7 @@ class RecordingStore:
     def __init__(self) -> None:
         self.accounts: dict[str, str] = {}
         self.rows: dict[str, Any] = {}
+        self.answers: list[Mapping[str, Any]] = []
 
     def stored_state(self, thread_uuid: str) -> Any:
         return None
@@ -131,8 +132,33 @@ class RecordingStore:
     def terminal(self, thread_uuid: str, state: str, run_id: int) -> None:
         raise AssertionError
 
+    def commit_then(self, plan: ThreadCommit, then: Callable[[Mapping[str, Any]], None]) -> None:
+        then(self.commit(plan))
+
+    def can_post(self) -> bool:
+        return False
+
+    def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
+        raise AssertionError
+
     def register_variants(self, records: Any, source: str, run_id: int | None = None) -> list[Any]:
         return []
+
+    def kept_record(self, thread_uuid: str) -> dict[str, Any]:
+        return {}
+
+    def mode_memo(self, key: str) -> Any:
+        return None
+
+    def remember_modes(self, memos: Any, run_id: int) -> int:
+        return 0
+
+    def flush_done(self) -> int:
+        return 0
+
+    @property
+    def unsynced(self) -> int:
+        return 0
 
     def get(self, uuid: str) -> Any:
         return self.rows.get(uuid)
@@ -153,7 +179,8 @@ def test_others_threads_are_committed_under_their_sanitized_author() -> None:
     wrapped.commit(_commit(ListingRow("c"), "me"))
     assert store.accounts == {"a": "me", "b": author_folder("../../etc/passwd"), "c": "me"}
     assert "/" not in store.accounts["b"] and ".." not in store.accounts["b"]
-    assert wrapped.get("zzz") is None  # anything else is the wrapped store's
+    wrapped.commit_then(_commit(ListingRow("d", author="ana"), "me"), store.answers.append)
+    assert (store.accounts["d"], store.answers) == (author_folder("ana"), [{}])
 
 
 def _entry(rows: list[ListingRow], **space: Any) -> SpaceThreads:

@@ -1,7 +1,7 @@
 """A stored thread read back: its raw files, listing row, record and report assets.
 
-What re-render, verify and assets-backfill need to render a thread offline exactly as it was
-rendered online. Nothing here writes.
+What re-render, verify, assets-backfill and the search rebuild need to render a thread
+offline exactly as it was rendered online. Nothing here writes.
 """
 
 from __future__ import annotations
