@@ -56,16 +56,21 @@ def _events(result: Any, name: str) -> list[dict[str, Any]]:
     return [e for e in result.events if e["event"] == name]
 
 
-@pytest.mark.parametrize("era", ["b", "c"])
-def test_every_members_thread_of_a_big_shared_space_is_archived(tmp_path: Path, era: str) -> None:
+@pytest.mark.parametrize(("era", "writer"), [("b", "off"), ("c", "off"), ("b", "on")])
+def test_every_members_thread_of_a_big_shared_space_is_archived(
+    tmp_path: Path, era: str, writer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """45 shared threads (three REST pages of 20, two GraphQL pages of 25): all archived once
-    under the author's folder; era C lists the space through GraphQL, era B through REST."""
+    under the author's folder; era C lists the space through GraphQL, era B through REST;
+    the same with the writer in a process of its own (``writer_process``)."""
+    monkeypatch.setenv("PPLX_WRITER_PROCESS", writer)
     config = SimConfig(threads=60, shared_space_threads=45, era=era)
     with serve_in_thread(config) as sim:
         result = _run(sim, tmp_path)
         shared = _shared(sim)
         stats = _stats(sim)
     assert result.exit_code == 0, result.output
+    assert bool(_events(result, "WRITER_PROCESS_STARTED")) == (writer == "on")
     out = tmp_path / "archive"
     archived = _archived(out)
     assert len(archived) == 60 and shared <= set(archived)

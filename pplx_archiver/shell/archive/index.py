@@ -167,7 +167,7 @@ class Index(ModeMemoTable, VerifyRotationTable):
     # -- threads ----------------------------------------------------------------------------
 
     @staticmethod
-    def _row(row: sqlite3.Row) -> ThreadRow:
+    def thread_row(row: sqlite3.Row) -> ThreadRow:
         values = dict(row)
         for key in sch.JSON_COLUMNS:
             values[key] = sch.loads(values[key])
@@ -176,7 +176,7 @@ class Index(ModeMemoTable, VerifyRotationTable):
     def get(self, uuid: str) -> ThreadRow | None:
         """The thread's row, or None when the index does not know it."""
         rows = self._query("SELECT * FROM threads WHERE uuid = ?", (uuid,))
-        return self._row(rows[0]) if rows else None
+        return self.thread_row(rows[0]) if rows else None
 
     def iter_threads(self, status: str | None = None, after: str = "") -> Iterator[ThreadRow]:
         """Every thread row (of one status) after uuid ``after``, in uuid order, read by pages:
@@ -186,7 +186,7 @@ class Index(ModeMemoTable, VerifyRotationTable):
             f"SELECT * FROM threads WHERE {where} ORDER BY uuid LIMIT {PAGE_ROWS}",
             (after,) if status is None else (after, status),
         ):
-            yield from (self._row(row) for row in rows)
+            yield from (self.thread_row(row) for row in rows)
             after = rows[-1]["uuid"]
 
     def path_owner(self, path: str) -> str | None:

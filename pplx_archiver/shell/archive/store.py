@@ -226,13 +226,6 @@ class Archive:
                     return f"{rel} changed since it was written"
         return stored_assets_problem(folder, deep=deep)
 
-    def first_invalid_thread(self) -> ThreadRow | None:
-        """The first done thread whose stored files are missing or changed in size."""
-        for row in self.index.iter_threads("done"):
-            if self.files_problem(row) is not None:
-                return row
-        return None
-
     def confirm_not_found(self, uuid: str, error: str, run_id: int, immediate: bool) -> bool:
         """Make a 404 terminal (``not_found``) when confirmed; False: record a failure instead
         (see :class:`~pplx_archiver.core.archive.writes.NotFound`)."""

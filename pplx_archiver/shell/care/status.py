@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from pplx_archiver.core.relations.relations import counts as relation_counts
-from pplx_archiver.shell.archive.index import TERMINAL_STATUSES, ThreadRow
+from pplx_archiver.shell.archive.file_check import Coverage, invalid_threads
+from pplx_archiver.shell.archive.index import PAGE_ROWS, TERMINAL_STATUSES, Index, ThreadRow
 from pplx_archiver.shell.archive.store import INDEX_DIR, Archive
 from pplx_archiver.shell.archive.terminal_log import TERMINAL_LOG, read_terminal_log
 from pplx_archiver.shell.care.changes import incomplete_reason, incomplete_records
@@ -26,7 +28,7 @@ MAX_LISTED = 50
 
 @dataclasses.dataclass(slots=True)
 class _Tally:
-    """What one pass over the index rows counts and lists."""
+    """What the index rows count (by SQL) and list (the rows worth naming, read one by one)."""
 
     by_state: Counter[str] = dataclasses.field(default_factory=Counter)
     by_mode: Counter[str] = dataclasses.field(default_factory=Counter)
@@ -49,26 +51,19 @@ class _Tally:
             {"thread_uuid": row.uuid, "title": row.title, "state": row.status, "since": since}
         )
 
-    def add_done(self, archive: Archive, row: ThreadRow) -> None:
-        problem = archive.files_problem(row)
-        if problem is not None:
-            self.invalid.append({"thread_uuid": row.uuid, "path": row.path, "problem": problem})
+    def add_done(self, row: ThreadRow) -> None:
         if row.degraded_turns:
             self.degraded.append(
                 {"thread_uuid": row.uuid, "path": row.path, "degraded_turns": row.degraded_turns}
             )
-        self.by_mode[row.mode or "unknown"] += 1
 
-    def add(self, archive: Archive, row: ThreadRow) -> None:
+    def add(self, row: ThreadRow) -> None:
         if row.status == "not_found":
             self.not_found.append({"thread_uuid": row.uuid, "title": row.title, "error": row.error})
         if row.status == "done":
-            self.add_done(archive, row)
+            self.add_done(row)
         elif row.status in TERMINAL_STATUSES:
             self.add_tombstone(row)
-        self.by_state[row.status] += 1
-        if row.remote_deleted:
-            self.remote_deleted += 1
         if row.status == "failed":
             self.failures.append(
                 {
@@ -81,15 +76,16 @@ class _Tally:
             )
         if row.status in ("failed", "pending"):
             self.pending.append({"thread_uuid": row.uuid, "title": row.title, "status": row.status})
+
+    def add_interrupted(self, row: ThreadRow) -> None:
+        """The interruption records of one thread (the first :data:`MAX_LISTED` are listed)."""
         for item in row.interruptions or ():
-            kind = str(item.get("kind", "unknown"))
-            self.interruption_kinds[kind] += 1
             self.interruptions.append(
                 {
                     "thread_uuid": row.uuid,
                     "path": row.path,
                     "location": item.get("location"),
-                    "kind": kind,
+                    "kind": str(item.get("kind", "unknown")),
                 }
             )
 
@@ -117,11 +113,65 @@ def _usage(archive: Archive) -> Any:
         usage_store.close()
 
 
+# Rows status names one by one: all but done ones, and done ones with degraded turns.
+NOTABLE = "(status != 'done' OR degraded_turns > 0)"
+INTERRUPTED = "(interruptions IS NOT NULL AND interruptions NOT IN ('', 'null', '[]'))"
+KINDS = (
+    "SELECT COALESCE(json_extract(j.value, '$.kind'), 'unknown'), COUNT(*) "
+    "FROM threads AS t, json_each(t.interruptions) AS j "
+    f"WHERE {INTERRUPTED} AND json_valid(t.interruptions) GROUP BY 1"
+)
+
+
+def _count(archive: Archive, tally: _Tally) -> None:
+    """Threads by state, done ones by mode, tombstoned ones: aggregates, no row read."""
+    select = archive.index.select
+    by_state = "SELECT status, COUNT(*) FROM threads GROUP BY status"
+    tally.by_state.update({str(state): int(n) for state, n in select(by_state)})
+    by_mode = (
+        "SELECT COALESCE(NULLIF(mode, ''), 'unknown'), COUNT(*) FROM threads "
+        "WHERE status = 'done' GROUP BY 1"
+    )
+    tally.by_mode.update({str(mode): int(n) for mode, n in select(by_mode)})
+    gone = "SELECT COUNT(*) FROM threads WHERE remote_deleted IS NOT NULL AND remote_deleted != ''"
+    tally.remote_deleted = int(select(gone)[0][0])
+    tally.interruption_kinds.update({str(kind): int(n) for kind, n in select(KINDS)})
+
+
+def _rows(archive: Archive, where: str, page: int = PAGE_ROWS) -> Iterator[ThreadRow]:
+    """The rows matching ``where`` in uuid order, read by pages."""
+    query = f"SELECT * FROM threads WHERE {where} AND uuid > ? ORDER BY uuid LIMIT {page}"
+    after = ""
+    while rows := archive.index.select(query, (after,)):
+        after = str(rows[-1]["uuid"])
+        yield from (Index.thread_row(row) for row in rows)
+
+
+def _files_checked(archive: Archive, checked: Coverage) -> dict[str, Any]:
+    """What this report's file check covered, and the last complete pass of ``verify``."""
+    rotation = archive.index.verify_rotation()
+    return {
+        "threads": checked.threads,
+        "folders": checked.folders,
+        "files_of": checked.files,
+        "full": checked.full,
+        "verified_pass_ended": rotation.covered_at if rotation else None,
+    }
+
+
 def collect(archive: Archive) -> dict[str, Any]:
     """The status report as a JSON-able dict (``status --json`` prints it as is)."""
     tally = _Tally(dates=read_terminal_log(archive.out / INDEX_DIR / TERMINAL_LOG))
-    for row in archive.iter_threads():
-        tally.add(archive, row)
+    _count(archive, tally)
+    for row in _rows(archive, NOTABLE):
+        tally.add(row)
+    for row in _rows(archive, INTERRUPTED, MAX_LISTED):
+        tally.add_interrupted(row)
+        if len(tally.interruptions) >= MAX_LISTED:
+            break
+    checked = Coverage()
+    for item in invalid_threads(archive, checked):
+        tally.invalid.append({"thread_uuid": item.uuid, "path": item.path, "problem": item.problem})
     variants = archive.index.variants()
     from pplx_archiver.shell.run.coverage import listing_gap_reason
 
@@ -134,6 +184,7 @@ def collect(archive: Archive) -> dict[str, Any]:
         "not_found_count": len(tally.not_found),
         "invalid_files": tally.invalid[:MAX_LISTED],
         "invalid_files_count": len(tally.invalid),
+        "files_checked": _files_checked(archive, checked),
         "registry_problems": [
             {"line": number, "problem": text} for number, text in archive.registry.problems
         ],
@@ -150,7 +201,7 @@ def collect(archive: Archive) -> dict[str, Any]:
         "pending": tally.pending[:MAX_LISTED],
         "variant_hits": len(variants),
         "variant_threads": len({str(v.get("thread_uuid")) for v in variants}),
-        "interruptions": len(tally.interruptions),
+        "interruptions": sum(tally.interruption_kinds.values()),
         "interruption_kinds": dict(sorted(tally.interruption_kinds.items())),
         "interrupted_threads": tally.interruptions[:MAX_LISTED],
         "relations": relation_counts(edges) if edges else None,
@@ -216,6 +267,19 @@ def _last_run_lines(last: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _checked_line(checked: dict[str, Any]) -> str:
+    """What the file check covered: all files, or all folders and a share of the files."""
+    if checked["full"]:
+        line = f"stored files checked: all, of {checked['threads']} threads"
+    else:
+        line = (
+            f"stored files checked: {checked['folders']} folders, the files of "
+            f"{checked['files_of']} of {checked['threads']} threads (another share each run)"
+        )
+    ended = checked["verified_pass_ended"]
+    return line + f"; last complete verify --sample pass: {ended or 'none'}"
+
+
 def render_text(report: dict[str, Any]) -> str:
     """The status report for a person."""
     lines = [f"archive: {report['out']}", f"threads: {report['threads']}"]
@@ -228,6 +292,7 @@ def render_text(report: dict[str, Any]) -> str:
     lines.extend(_last_run_lines(report["last_run"]))
     lines.append(f"pending retry: {report['pending_retry']}")
     lines.append(f"next sync's early stop: {report['early_stop']}")
+    lines.append(_checked_line(report["files_checked"]))
     if report["tombstones_count"]:
         lines.append(
             f"tombstoned (deleted, expired, not found; archived again when listed or "

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pplx_archiver.core.thread.timeparse import parse_ts
+from pplx_archiver.shell.archive.file_check import invalid_threads
 from pplx_archiver.shell.archive.index_schema import INCOMPLETE_WHERE
 from pplx_archiver.shell.archive.store import Archive
 
@@ -47,7 +48,9 @@ def listing_gap_reason(
     So does a run that looks at more than the previous one did (``coverage``: its ``modes``
     and ``since``; a run with ``--mode study`` left the other modes unarchived).
     ``invalid``: whether some done thread's stored files are missing or changed, when the
-    caller has checked them already (None: checked here, one ``stat`` per stored file).
+    caller has checked them already (None: checked here by
+    :func:`~pplx_archiver.shell.archive.file_check.invalid_threads`: every folder, and every
+    file or a rotating share of them on a large archive).
     """
     counts = archive.index.counts()
     if counts.get("pending") or counts.get("failed"):
@@ -55,7 +58,7 @@ def listing_gap_reason(
     if incomplete_count(archive):
         return "threads incomplete in the index (a report or asset to fetch again)"
     if invalid is None:
-        invalid = archive.first_invalid_thread() is not None
+        invalid = next(invalid_threads(archive), None) is not None
     if invalid:
         return "stored files of some threads are missing or changed"
     for run in archive.index.runs(100):

@@ -231,11 +231,12 @@ async def _archive(
         def on_plan(summary: RunSummary) -> None:
             _print(ctx.out, _plan_line(summary, options.dry_run))
 
-        # Others' space threads go through the space-aware store: written in this process.
         # A first archive of the account: the run is as large as the account, so a writer
-        # process (writer_process = auto) starts at once instead of after 150 threads.
+        # process (writer_process = auto) starts at once instead of after 150 threads. With
+        # spaces its store is wrapped too: others' threads are committed under their author.
         first = not options.dry_run and not any(archive.index.counts().values())
-        offload = None if spaces else offload_for(archive, settings.writer_process, early=first)
+        offloader = offload_for(archive, settings.writer_process, early=first)
+        offload = spaces.offload(offloader) if spaces is not None else offloader
         run = Run(client, spaces.store if spaces is not None else archive, lister, options,
                   run_id=ctx.run_id, progress=view.update, handle_signals=handle_signals,
                   on_plan=on_plan, offload=offload)  # fmt: skip

@@ -43,7 +43,7 @@ from pplx_archiver.shell.net.listing import (
     iter_space_threads,
     list_spaces,
 )
-from pplx_archiver.shell.run.run_types import Store
+from pplx_archiver.shell.run.run_types import ClosingStore, Offload, Store
 
 SPACE_LISTED = "SPACE_LISTED"
 SPACE_SKIPPED = "SPACE_SKIPPED"
@@ -243,6 +243,36 @@ class SpaceAwareStore:
         return self._store.unsynced
 
 
+class _ClosingSpaceStore(SpaceAwareStore):
+    """The writer process's store, others' threads committed under their author."""
+
+    def __init__(self, store: ClosingStore, collector: SpaceCollector) -> None:
+        super().__init__(store, collector)
+        self._closing = store
+
+    def close(self) -> None:
+        """As the wrapped store (the writer process finishes, then ends)."""
+        self._closing.close()
+
+
+class SpaceAwareOffload:
+    """The run's writer process (an :class:`~pplx_archiver.shell.run.run_types.Offload`),
+    its store wrapped so that others' threads are still committed under their author."""
+
+    def __init__(self, offload: Offload, collector: SpaceCollector) -> None:
+        self._offload = offload
+        self._collector = collector
+        self.min_threads = offload.min_threads
+
+    def __call__(self, to_fetch: int) -> ClosingStore | None:
+        store = self._offload(to_fetch)
+        return None if store is None else _ClosingSpaceStore(store, self._collector)
+
+    def discard(self) -> None:
+        """As the wrapped offload."""
+        self._offload.discard()
+
+
 # --------------------------------------------------------------------------- pages
 
 
@@ -333,6 +363,10 @@ class SpacesHook:
     def rows(self) -> AsyncIterator[ListingRow]:
         """The run's listing (see :meth:`SpaceCollector.rows`)."""
         return self.collector.rows()
+
+    def offload(self, offload: Offload | None) -> SpaceAwareOffload | None:
+        """The run's writer process, committing others' threads under their author."""
+        return None if offload is None else SpaceAwareOffload(offload, self.collector)
 
     def write_pages(self, writer: _Writer) -> int:
         """Write the space pages after the run (see :func:`write_space_pages`)."""
