@@ -53,26 +53,19 @@ browser:
 	  $$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
 	fi
 
-# The whole suite, in two pytest runs (pytest-xdist, work-stealing: a worker that runs dry takes
-# over the rest of another's share):
-# 1. every test not marked `heavy`, in PYTEST_WORKERS processes, with coverage of the package
-#    measured across them (pytest-cov; the floor, fail_under, is in pyproject.toml). Tracing
-#    slows the traced code down about twofold, so the per-test hang guard is raised from 300 s
-#    to 900 s;
-# 2. the tests marked `heavy` (the large CPU-bound agreement runs, such as the 2,000-thread
-#    simulated account), once and untraced, in HEAVY_WORKERS processes (one a core: they wait
-#    on nothing), with the same 900 s guard (the 2,000-thread account takes minutes on a busy
-#    machine even untraced). The lines they reach are reached by traced tests as well: the
-#    total of run 1 is the coverage figure.
-# Three workers on two cores: much of the suite's time is spent waiting (simulated latency, rate
-# limits, backoffs, subprocesses), so a third worker keeps both cores busy.
+# The whole suite in one pytest run (pytest-xdist, work-stealing: a worker that runs dry takes
+# over the rest of another's share), with coverage of the package measured across the workers
+# (pytest-cov; the floor, fail_under, is in pyproject.toml). Tracing slows the traced code down
+# about twofold, so the per-test hang guard is raised from 300 s to 900 s. Tests marked `heavy`
+# (large CPU-bound runs of the package's own code, such as the 2,000-thread simulated account)
+# run untraced in the same run (tests/conftest.py gives them pytest-cov's `no_cover`); the
+# lines they reach are reached by traced tests as well.
+# Four workers on two cores: much of the suite's time is spent waiting (simulated latency, rate
+# limits, backoffs, subprocesses), so the extra workers keep both cores busy.
 # `coverage report -m` afterwards lists the lines not covered.
-PYTEST_WORKERS ?= 3
-HEAVY_WORKERS ?= 2
+PYTEST_WORKERS ?= 4
 pytest: $(DEV_STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "not heavy" \
-	  --cov --cov-report= -o timeout=900
-	$(BIN)/python -m pytest -q -n $(HEAVY_WORKERS) --dist worksteal -m heavy -o timeout=900
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --cov --cov-report= -o timeout=900
 	@echo "coverage (branches included):"
 	$(BIN)/python -m coverage report --format=total
 

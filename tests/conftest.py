@@ -50,3 +50,12 @@ def _fresh_logging() -> Iterator[None]:
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test marked ``heavy`` runs untraced (pytest-cov's ``no_cover``) in the same run: it
+    spends its time in the package's own Python code, where tracing costs most, and the lines
+    it reaches are reached by traced tests too (docs/dev/architecture.md, the gate)."""
+    for item in items:
+        if item.get_closest_marker("heavy") is not None:
+            item.add_marker(pytest.mark.no_cover)

@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,7 @@ def _decision(pages: tuple[RawPage, ...], listing: ListingRow | None) -> Any:
         return (exc.path, exc.message)
 
 
+@pytest.mark.heavy  # pure CPU: run untraced (docs/dev/architecture.md, the gate)
 def test_may_stay_plain_is_sound_on_the_simulated_account() -> None:
     """Every simulated thread: may_stay_plain False only for a True decision."""
     skipped = 0

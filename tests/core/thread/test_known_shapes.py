@@ -98,6 +98,7 @@ def _unknown(result: RenderResult) -> set[str]:
     }
 
 
+@pytest.mark.heavy  # pure CPU: run untraced (docs/dev/architecture.md, the gate)
 def test_every_shape_renders_without_unintended_placeholders() -> None:
     """Samples, scenarios, format eras, every step and item type and the simulated account."""
     seen: set[tuple[str, str]] = set()

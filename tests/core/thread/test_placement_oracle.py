@@ -25,6 +25,7 @@ import datetime
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -374,6 +375,7 @@ def _nested_on_locked_stub() -> tuple[list[dict[str, Any]], list[dict[str, Any]]
     return entries, background, ""
 
 
+@pytest.mark.heavy  # pure CPU: run untraced (docs/dev/architecture.md, the gate)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(threads())
 @example(_nested_on_locked_stub())

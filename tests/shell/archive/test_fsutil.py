@@ -116,6 +116,7 @@ def test_write_without_compare_replaces_and_keeps_no_temp(tmp_path: Path) -> Non
     assert [p.name for p in tmp_path.iterdir()] == ["a.md"]
 
 
+@pytest.mark.heavy  # pure CPU: run untraced (docs/dev/architecture.md, the gate)
 @given(st.lists(st.text(min_size=1, max_size=20), min_size=1, max_size=4))
 def test_safe_join_result_is_always_inside(parts: list[str]) -> None:
     """Whatever the parts, safe_join either refuses or returns a path under the root."""
