@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import ssl
 from collections.abc import Mapping
 
@@ -32,6 +33,7 @@ Mounts = dict[str, httpx.AsyncBaseTransport | None]
 
 _SCHEMES = ("http", "https")
 _KEYS = ("http", "https", "all", "no")
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 def mask_proxy(url: str) -> str:
@@ -52,13 +54,25 @@ def check_proxy_url(url: str, where: str = "proxy") -> str:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError, ValueError):
         raise ConfigError(hint) from None
-    if parsed.scheme not in _SCHEMES or not parsed.host or not 0 < (parsed.port or 1) < 65536:
+    if parsed.scheme not in _SCHEMES or not _is_host(parsed.host):
+        raise ConfigError(hint)
+    if not 0 < (parsed.port or 1) < 65536:
         raise ConfigError(hint)
     if parsed.path not in ("", "/") or parsed.query or parsed.fragment:
         raise ConfigError(f"{where} must not have a path or query, got {shown!r}")
     register_secret(parsed.username)
     register_secret(parsed.password)
     return url
+
+
+def _is_host(host: str) -> bool:
+    """A host name (letters, digits, dots, hyphens) or an IP address: httpx percent-encodes
+    anything else (``[bad`` becomes ``%5Bbad``) instead of refusing it."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return _HOST_NAME.fullmatch(host) is not None
+    return True
 
 
 def environment_proxies(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -44,6 +44,8 @@ def test_credentials_in_a_proxy_url_are_masked() -> None:
         ("http://", "must be an http:// or https:// URL"),
         ("http://user:hunter22@proxy.test:99999", "must be an http:// or https:// URL"),
         ("http://user:hunter22@proxy.test:3128/some/path", "must not have a path"),
+        ("http://user:hunter22@[bad", "must be an http:// or https:// URL"),
+        ("http://user:hunter22@bad host:3128", "must be an http:// or https:// URL"),
     ],
 )
 def test_a_bad_proxy_url_is_one_line_without_its_password(url: str, says: str) -> None:
@@ -52,6 +54,13 @@ def test_a_bad_proxy_url_is_one_line_without_its_password(url: str, says: str) -
     message = str(info.value)
     assert says in message and message.startswith("--proxy ")
     assert "\n" not in message and "hunter22" not in message
+
+
+@pytest.mark.parametrize(
+    "url", ["http://proxy.test:3128", "http://10.0.0.1:3128", "http://[::1]:3128"]
+)
+def test_host_names_and_addresses_are_accepted(url: str) -> None:
+    assert check_proxy_url(url) == url
 
 
 def test_a_proxy_password_is_masked_in_logs() -> None:
