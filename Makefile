@@ -63,9 +63,16 @@ browser:
 # Four workers on two cores: much of the suite's time is spent waiting (simulated latency, rate
 # limits, backoffs, subprocesses), so the extra workers keep both cores busy.
 # `coverage report -m` afterwards lists the lines not covered.
+# Bytecode is cached for the run (an environment may set PYTHONDONTWRITEBYTECODE): a test
+# module is rewritten for pytest's asserts and compiled once, by the collection pass before
+# the run, not once in every worker (measured: a worker's collection under coverage 14 s of
+# CPU without the cache, 7.7 s with it), and the archiver's own child processes start from
+# compiled modules.
 PYTEST_WORKERS ?= 4
+PYTEST_ENV := env -u PYTHONDONTWRITEBYTECODE
 pytest: $(DEV_STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --cov --cov-report= -o timeout=900
+	$(PYTEST_ENV) $(BIN)/python -m pytest -q --collect-only -p no:cacheprovider >/dev/null
+	$(PYTEST_ENV) $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --cov --cov-report= -o timeout=900
 	@echo "coverage (branches included):"
 	$(BIN)/python -m coverage report --format=total
 

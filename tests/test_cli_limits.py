@@ -88,6 +88,18 @@ def test_sweep_finds_the_options() -> None:
     assert set(VALID) <= names
 
 
+_COMMANDS: dict[int, Any] = {}
+
+
+def _command_built_once(root: typer.Typer) -> Any:
+    """The click command of ``root``, built on the first call only: typer's CliRunner builds
+    the whole command tree on every invoke (25 ms untraced), the sweep below invokes ~840
+    times, and a built command is the same on every call."""
+    if id(root) not in _COMMANDS:
+        _COMMANDS[id(root)] = typer.main.get_command(root)
+    return _COMMANDS[id(root)]
+
+
 @pytest.mark.parametrize(("program", "command", "option"), NUMERIC)
 def test_every_numeric_option_is_bounded(
     program: str, command: str, option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -98,6 +110,7 @@ def test_every_numeric_option_is_bounded(
         raise _Ran(f"{command} {option} accepted a value")
 
     monkeypatch.setattr(TyperCommand, "invoke", refuse_to_run)
+    monkeypatch.setattr(typer.testing, "_get_command", _command_built_once)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PPLX_CONFIG_DIR", str(tmp_path / "config"))
     root = app if program == "pplx-export" else ask_app

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.runner import RunningSim
@@ -23,6 +24,7 @@ def _archived(out: Path) -> dict[str, dict[str, Any]]:
     return records
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_batch_matches_truth(sim300: RunningSim, tmp_path: Path) -> None:
     """Every listed thread is archived and agrees with the truth manifest; concurrency holds.
     300 threads on several cores: the run writes in a process of its own (``auto``)."""
@@ -87,6 +89,7 @@ def test_batch_matches_truth(sim300: RunningSim, tmp_path: Path) -> None:
     assert "⚠" in result.output
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_second_batch_fetches_nothing(sim300: RunningSim, tmp_path: Path) -> None:
     """A rerun on an unchanged account lists only, writes no file and warns of no variant."""
     out = tmp_path / "archive"

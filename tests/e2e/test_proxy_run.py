@@ -26,6 +26,11 @@ def sim12() -> Iterator[RunningSim]:
         yield sim
 
 
+# The runs here are about the way to the server, not its pace: a budget that never binds
+# (the default's 2 requests a second made each 12-thread run take 20 s).
+OPEN = ("--rate", "50", "--burst", "50")
+
+
 def _thread_files(out: Path) -> list[Path]:
     return list(out.glob("*/*/*/thread.json"))
 
@@ -39,7 +44,7 @@ def test_a_run_through_the_proxy_option(sim12: RunningSim, tmp_path: Path) -> No
     """Every request of the run passes the proxy; its password is in no output and no log."""
     out = tmp_path / "archive"
     with serving_in_thread(LoopbackProxy(), auth=f"someone:{PASSWORD}@") as proxy:
-        result = run_cli(["batch", *sim_args(sim12, out, "--proxy", proxy.url)], out)
+        result = run_cli(["batch", *sim_args(sim12, out, "--proxy", proxy.url, *OPEN)], out)
     assert result.exit_code == 0, result.output
     assert len(_thread_files(out)) == 12
     paths = [url.removeprefix(sim12.base_url).split("?")[0] for url in proxy.forwarded]
@@ -54,10 +59,10 @@ def test_the_environment_proxy_is_used_unless_no_proxy_names_the_host(
 ) -> None:
     with serving_in_thread(LoopbackProxy()) as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        first = run_cli(["batch", *sim_args(sim12, tmp_path / "a")], tmp_path / "a")
+        first = run_cli(["batch", *sim_args(sim12, tmp_path / "a", *OPEN)], tmp_path / "a")
         through = len(proxy.forwarded)
         monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
-        second = run_cli(["batch", *sim_args(sim12, tmp_path / "b")], tmp_path / "b")
+        second = run_cli(["batch", *sim_args(sim12, tmp_path / "b", *OPEN)], tmp_path / "b")
     assert (first.exit_code, second.exit_code) == (0, 0), first.output + second.output
     assert through >= 12 and len(proxy.forwarded) == through  # the second run went direct
     assert len(_thread_files(tmp_path / "a")) == len(_thread_files(tmp_path / "b")) == 12

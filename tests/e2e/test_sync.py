@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from pplx_archiver.shell.archive.index import Index
 from pplx_archiver.sim.runner import RunningSim
@@ -25,6 +26,7 @@ def _records(out: Path) -> dict[str, dict[str, object]]:
     return records
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_sync_fetches_only_changed_threads(sim300: RunningSim, tmp_path: Path) -> None:
     """After 10 added and 10 continued threads, sync fetches those 20 and matches the truth."""
     out = tmp_path / "a"

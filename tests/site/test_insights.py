@@ -106,6 +106,7 @@ def test_the_site_build_keeps_facts_and_links_charts_to_thread_pages(tmp_path: P
     assert 'href="../insights.html"' in (site / "threads" / pages.pop().split("/")[1]).read_text()
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_twenty_thousand_threads_render_quickly() -> None:
     """The benchmark's synthetic manifest of 20,000 threads (100,000 turns)."""
     spec = importlib.util.spec_from_file_location("bench_insights", BENCH)

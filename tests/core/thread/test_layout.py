@@ -36,6 +36,7 @@ def test_slug_keeps_cjk_and_drops_emoji_punctuation() -> None:
     assert uuid8("ab-cd-ef-12-34-56") == "abcdef12"
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 @given(st.text(max_size=400), st.text(max_size=60))
 def test_dir_names_stay_inside(title: str, uid: str) -> None:
     """Any title and id give a two-level relative path with no escaping part."""

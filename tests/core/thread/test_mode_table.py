@@ -215,6 +215,7 @@ def test_the_scan_finds_a_list_of_modes() -> None:
     assert not list(_collections(ast.parse(source), frozenset({"X", "Y"})))
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_no_module_outside_the_table_lists_modes() -> None:
     """A mode added to the table reaches every view; one spelt out elsewhere would not."""
     found = []

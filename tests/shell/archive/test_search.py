@@ -91,6 +91,7 @@ def test_commits_kept_the_index_ready_with_one_row_per_turn_file(
         assert numbers == {0, *range(1, len(files) + 1)}
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_random_substrings_find_exactly_the_turns_containing_them(db: sqlite3.Connection) -> None:
     """Hundreds of random English and Chinese substrings (1-12 chars) match a naive scan."""
     rows = _rows(db)

@@ -161,6 +161,7 @@ def test_a_row_is_removed_whatever_the_order_of_its_tokens(
 TRICKY = "aAbB ß İıΣσς\"'*()^:-{}\t\n\u3000\u00a0😀\U0010ffff经济政策ﬁ"
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_any_piece_of_any_text_finds_exactly_the_rows_holding_it(tmp_path: Path) -> None:
     """300 rows of random text over a tricky alphabet; 600 random pieces of them (1 to 8
     characters, across white space and field ends included) and 60 absent ones give exactly

@@ -35,6 +35,7 @@ def _events(out: Path, prefix: str) -> list[dict[str, object]]:
     return events
 
 
+@pytest.mark.heavy  # CPU-bound agreement: run untraced (docs/dev/architecture.md, the gate)
 def test_harvest_rerender_verify(tmp_path: Path) -> None:
     """After `batch` on 60 simulated threads, re-render rewrites nothing and verify is clean."""
     out = tmp_path / "archive"

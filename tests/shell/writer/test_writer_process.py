@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -395,21 +396,28 @@ def test_posting_returns_while_the_child_is_busy_and_the_pipe_full(
 
 
 ORPHAN = """
-import os, sys
+import os, signal, sys, time
 from pathlib import Path
 from pplx_archiver.shell.archive.lock import writer_lock
 from pplx_archiver.shell.archive.store import Archive
-from pplx_archiver.shell.writer.writer_process import OffloadedStore
+from pplx_archiver.shell.writer.writer_process import WINDOW, OffloadedStore
 from tests.shell.writer.test_writer_process import many_plans
-out, n = Path(sys.argv[1]), int(sys.argv[2])
+out, n, applied = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 with writer_lock(out, "batch"):
     local = Archive(out, group_commit=True)
     store = OffloadedStore(local, local.out)
-    print(store.process._proc.pid, flush=True)
-    for plan in many_plans(n):
+    child = store.process._proc.pid
+    print(child, flush=True)
+    plans = many_plans(n)
+    for plan in plans[:applied]:  # written and answered
         store.commit_then(plan, lambda info: None)
-    while not store.process._outbox.empty():  # every frame in the child's pipe
-        pass
+    store.process.drain()
+    os.kill(child, signal.SIGSTOP)  # the rest stay queued, whatever the child's speed
+    for plan in plans[applied : applied + WINDOW - 1]:
+        store.commit_then(plan, lambda info: None)
+    deadline = time.monotonic() + 2
+    while not store.process._outbox.empty() and time.monotonic() < deadline:
+        time.sleep(0.01)  # the sending thread fills the child's pipe
     os._exit(9)  # killed with commits queued for the child
 """
 
@@ -443,31 +451,38 @@ def _ended(pid: int, seconds: float) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 def test_a_writer_process_whose_run_was_killed_writes_nothing_more(tmp_path: Path) -> None:
-    """The run dies with 64 commits queued for its child: the child applies none of them
-    (it stops before its next write), holds the lock until it has gone, and a new run then
-    leaves the archive a clean run leaves."""
+    """The run dies with commits queued for its child (the child is stopped while they are
+    sent, so they are still queued whatever the machine's speed): the child applies none of
+    them (it stops before its next write), holds the lock until it has gone, and a new run
+    then leaves the archive a clean run leaves."""
     import subprocess
     import sys
 
-    n = 200
+    n, applied = 200, 100
     out = tmp_path / "killed"
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    proc = subprocess.run(
-        [sys.executable, "-c", ORPHAN, str(out), str(n)],
-        capture_output=True,
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN, str(out), str(n), str(applied)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env,
-        timeout=120,
         cwd=root,
     )
-    assert proc.returncode == 9, proc.stderr.decode()
-    child = int(proc.stdout.split()[0])
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline().split()[0])
+    try:
+        assert proc.wait(timeout=120) == 9
+    finally:  # it wakes with its run gone and commits queued (and ends the stderr we read)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGCONT)
+    _, stderr = proc.communicate(timeout=60)
     assert _ended(child, 15)
     # the child saw its run gone before writing again: no write into a dead pipe
-    assert b"Traceback" not in proc.stderr and b"BrokenPipe" not in proc.stderr
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr.decode()
     with Archive(out) as archive:
         rows = list(archive.iter_threads())
-        assert len(rows) < n - 32  # the queued commits were not applied
+        assert len(rows) <= applied  # none of the queued commits was applied
         for plan in many_plans(n):  # the next run: every thread again
             archive.commit(plan)
     with Archive(tmp_path / "clean") as clean:
