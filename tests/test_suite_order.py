@@ -35,7 +35,7 @@ def test_every_share_starts_with_its_long_tests_and_nothing_is_lost(workers: int
     items[7].heavy = items[30].heavy = True
     items += [_Item(f"tests/e2e/test_{i}.py::t") for i in range(9)]
     items += [_Item(f"tests/shell/test_{i}.py::t") for i in range(20)]
-    order = longest_first_per_share(items, workers)  # type: ignore[arg-type]
+    order: list[Any] = longest_first_per_share(items, workers)  # type: ignore[arg-type]
     assert sorted(it.nodeid for it in order) == sorted(it.nodeid for it in items)
     shares = _shares(order, workers)
     heavy_first = [share[0] for share in shares[:2]]
