@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.stamp-run
 DEV_STAMP := $(VENV)/.stamp-dev
 PIP_FLAGS := --disable-pip-version-check -q
 
-.PHONY: demo test check lint fmt typecheck pytest browser bench bench-quick bench-history bench-site bench-scale bench-scale-offline bench-mcp soak clean
+.PHONY: demo test check lint fmt typecheck collect pytest browser bench bench-quick bench-history bench-site bench-scale bench-scale-offline bench-mcp soak clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python >= 3.11 is required (set PYTHON=...)")'
@@ -23,7 +23,11 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 demo: $(RUN_STAMP)
 	$(BIN)/pplx-export demo --out demo-archive
 
-test: $(DEV_STAMP) browser lint typecheck pytest
+# The type checks and pytest's collection pass (see `pytest` below) run side by side, then the
+# tests (COLLECTED=1: the pass is not repeated).
+test: $(DEV_STAMP) browser lint
+	@$(MAKE) --no-print-directory -j2 typecheck collect
+	@$(MAKE) --no-print-directory pytest COLLECTED=1
 
 check: test
 
@@ -70,8 +74,10 @@ browser:
 # compiled modules.
 PYTEST_WORKERS ?= 4
 PYTEST_ENV := env -u PYTHONDONTWRITEBYTECODE
-pytest: $(DEV_STAMP)
+collect: $(DEV_STAMP)
 	$(PYTEST_ENV) $(BIN)/python -m pytest -q --collect-only -p no:cacheprovider >/dev/null
+
+pytest: $(DEV_STAMP) $(if $(COLLECTED),,collect)
 	$(PYTEST_ENV) $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --cov --cov-report= -o timeout=900
 	@echo "coverage (branches included):"
 	$(BIN)/python -m coverage report --format=total
