@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,3 +47,10 @@ def test_every_share_starts_with_its_long_tests_and_nothing_is_lost(workers: int
         assert sum(ranks) in (9 // workers + 2, 9 // workers + 1, 9 // workers, 9 // workers - 1)
     rest = [it.nodeid for it in order if "e2e" not in it.nodeid and not it.heavy]
     assert rest == [it.nodeid for it in items if "e2e" not in it.nodeid and not it.heavy]
+
+
+@pytest.mark.heavy
+def test_a_heavy_test_runs_with_no_tracer() -> None:
+    """Under `make pytest` (coverage, xdist workers) a heavy test's call is untraced: it
+    failed there while only pytest-cov's own Coverage object was stopped."""
+    assert sys.gettrace() is None
