@@ -10,6 +10,8 @@ this further.
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,8 +117,19 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         while (running := coverage.Coverage.current()) is not None and len(stopped) < 8:
             running.stop()
             stopped.append(running)
+    # A tracer that no running Coverage object owns (seen once in a full run: the first test
+    # of a worker's share) is set aside as well, for this thread and for threads it starts.
+    left = sys.gettrace() if stopped else None
+    left_threads = threading.gettrace() if stopped else None
+    if left is not None or left_threads is not None:
+        sys.settrace(None)
+        threading.settrace(None)
     try:
         yield
     finally:
+        if left is not None:
+            sys.settrace(left)
+        if left_threads is not None:
+            threading.settrace(left_threads)
         for running in reversed(stopped):
             running.start()
