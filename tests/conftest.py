@@ -54,51 +54,14 @@ def _fresh_logging() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-# Long tests first: in a pytest-xdist worker the order of the collection decides what each
-# worker is given (`--dist worksteal` hands worker k the k-th contiguous share, and an idle
-# worker steals from the end of another's share). A long test at the end of a share ran last
-# and alone; at the start of every share the long tests overlap and the short ones even out
-# the end (measured in docs/dev/architecture.md, the gate).
-LONG_FOLDERS = ("tests/e2e/", "tests/reliability/", "tests/site/")
-
-
-def _length_rank(item: pytest.Item) -> int:
-    """0 for a heavy test, 1 for one that runs commands against servers, 2 for the rest."""
-    if item.get_closest_marker("heavy") is not None:
-        return 0
-    return 1 if item.nodeid.startswith(LONG_FOLDERS) else 2
-
-
-def longest_first_per_share(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """``items`` reordered so that each of the ``workers`` shares worksteal makes of the list
-    (share i: the remaining count // the workers left) starts with its part of the long
-    tests, dealt round-robin, heavy ones first; the rest keep their order."""
-    long = sorted((it for it in items if _length_rank(it) < 2), key=_length_rank)
-    rest = [it for it in items if _length_rank(it) == 2]
-    out: list[pytest.Item] = []
-    remaining = len(items)
-    for share in range(workers):
-        size = remaining // (workers - share)
-        remaining -= size
-        head = long[share::workers]
-        take = max(0, size - len(head))
-        out += head + rest[:take]
-        del rest[:take]
-    return out + rest
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test marked ``heavy`` runs untraced (pytest-cov's ``no_cover``, and see
     :func:`pytest_runtest_call`) in the same run: it spends its time in the package's own
     Python code, where tracing costs most, and the lines it reaches are reached by traced
-    tests too (docs/dev/architecture.md, the gate). In an xdist worker the long tests go
-    first in every worker's share."""
+    tests too (docs/dev/architecture.md, the gate)."""
     for item in items:
         if item.get_closest_marker("heavy") is not None:
             item.add_marker(pytest.mark.no_cover)
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 0))
-    if workers > 1:
-        items[:] = longest_first_per_share(items, workers)
 
 
 @pytest.hookimpl(hookwrapper=True)
