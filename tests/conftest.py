@@ -80,8 +80,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         while (running := coverage.Coverage.current()) is not None and len(stopped) < 8:
             running.stop()
             stopped.append(running)
-    # A tracer that no running Coverage object owns (seen once in a full run: the first test
-    # of a worker's share) is set aside as well, for this thread and for threads it starts.
+    # A tracer still set once every Coverage object has stopped (seen once in a full run) is
+    # set aside as well, for this thread and for the threads the test starts.
     left = sys.gettrace() if stopped else None
     left_threads = threading.gettrace() if stopped else None
     if left is not None or left_threads is not None:
