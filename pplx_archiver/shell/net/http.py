@@ -15,7 +15,10 @@ cookies and attached only to requests for the API origin (scheme, host and port 
 URL), so nothing of the session reaches a CDN, an asset host or a redirect target.
 ``Set-Cookie`` answers of the API origin are applied to the session; when a session cookie
 rotates, ``on_cookie_rotated`` receives the new set and ``SESSION_COOKIE_ROTATED`` is logged
-(names only, never values).
+(names only, never values). A request rejected as logged out (401 / JSON 403) that was sent
+with a session cookie the server has rotated since (another response's ``Set-Cookie`` arrived
+while it was in flight) is sent once more with the newest cookie (``STALE_COOKIE_RESENT``)
+before the rejection counts: concurrent requests race every rotation.
 
 :func:`~pplx_archiver.shell.net.seam.map_response` and
 :func:`~pplx_archiver.shell.net.seam.map_transport_error` (the seam, re-exported here) are the
@@ -36,7 +39,13 @@ from typing import Any
 import anyio
 import httpx
 
-from pplx_archiver.errors import BodyTooLargeError, DeadlineError, FetchError, TransientError
+from pplx_archiver.errors import (
+    BodyTooLargeError,
+    DeadlineError,
+    FetchError,
+    SessionExpiredError,
+    TransientError,
+)
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
 from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, JarlessClient, cookie_header
@@ -69,6 +78,9 @@ USER_AGENT = (
     "(KHTML, like Gecko) Chrome/130.0.0.0 Safari/537.36"
 )
 SESSION_COOKIE_ROTATED = "SESSION_COOKIE_ROTATED"
+# A request rejected with a session cookie rotated while it was in flight, sent again with the
+# newest one (fields: path).
+STALE_COOKIE_RESENT = "STALE_COOKIE_RESENT"
 # A 503 made the concurrency window shrink (fields: path, concurrency, was).
 SERVER_BUSY = "SERVER_BUSY"
 
@@ -244,7 +256,15 @@ class ApiClient:
             await self.window.acquire()
             try:
                 await self.limiter.acquire()
-                answer = await self._send_once(method, path, params, json, label)
+                generation = self._rotations
+                try:
+                    answer = await self._send_once(method, path, params, json, label)
+                except SessionExpiredError:
+                    if self._rotations == generation:
+                        raise
+                    self._log.info(STALE_COOKIE_RESENT, path=path)
+                    await self.limiter.acquire()
+                    answer = await self._send_once(method, path, params, json, label)
             except TransientError as exc:
                 if exc.status == 503:
                     before = self.window.limit

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import gc
 
+import anyio
 import httpx
 import pytest
 import structlog
@@ -156,6 +157,43 @@ async def test_rotated_session_cookie_is_used_and_reported() -> None:
     assert len(rotated) == 1 and rotated[0]["cookie_names"] == [NEXT_AUTH_COOKIE]
     assert "rotated-value-123" not in repr(logs)
     assert client.stats().cookie_rotations == 1
+
+
+async def test_request_rejected_with_a_cookie_rotated_in_flight_is_sent_again() -> None:
+    """A request sent before another's answer rotated the session, and rejected for the old
+    cookie, is sent once more with the new one; a rejection of the newest cookie is not."""
+    rotated = anyio.Event()
+    seen: list[tuple[str, str]] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        token = request.headers["cookie"].split(f"{NEXT_AUTH_COOKIE}=")[1].split(";")[0]
+        seen.append((request.url.path, token))
+        if request.url.path == "/rest/fast":
+            rotated.set()
+            cookie = f"{NEXT_AUTH_COOKIE}=new-token; Path=/; Secure; HttpOnly"
+            return httpx.Response(200, json={}, headers=[("set-cookie", cookie)])
+        if request.url.path == "/rest/slow":
+            await rotated.wait()
+        return json_response({"ok": token}, 200 if token == "new-token" else 401)
+
+    with structlog.testing.capture_logs() as logs:
+        async with make_client(handler, concurrency=2) as client:
+            answers: dict[str, object] = {}
+
+            async def get(path: str) -> None:
+                answers[path] = (await client.get_json(path))[0]
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(get, "/rest/slow")
+                await anyio.wait_all_tasks_blocked()
+                tg.start_soon(get, "/rest/fast")
+            with pytest.raises(ForbiddenError, match="401"):
+                client._cookies[NEXT_AUTH_COOKIE] = "revoked"
+                await client.get_json("/rest/other")
+    assert answers["/rest/slow"] == {"ok": "new-token"}
+    assert seen[:3] == [("/rest/slow", TOKEN), ("/rest/fast", TOKEN), ("/rest/slow", "new-token")]
+    assert seen[3:] == [("/rest/other", "revoked")]  # no rotation since: not sent again
+    assert [e["path"] for e in logs if e["event"] == "STALE_COOKIE_RESENT"] == ["/rest/slow"]
 
 
 async def test_session_cookie_deletion_is_ignored() -> None:
