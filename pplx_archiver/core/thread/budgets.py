@@ -19,7 +19,7 @@ Pure: values in, an error or nothing out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pplx_archiver.errors import BudgetError
@@ -84,23 +84,28 @@ class PageTally:
 
 
 def depth_of(value: Any, stop: int) -> int:
-    """The nesting depth of a JSON value (a scalar is 0); the walk stops past ``stop``."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > deepest:
-            deepest = depth
-            if deepest > stop:
-                return deepest
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest
+    """The nesting depth of a JSON value (a scalar is 0); the walk stops past ``stop``.
+
+    Level by level, with exact-class tests: a parsed JSON value holds plain ``dict`` and
+    ``list`` only, and this walk is a few times quicker than one node at a time (it runs on
+    every page a run receives)."""
+    if not isinstance(value, dict | list):
+        return 0
+    level: list[Any] = [value]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > stop:
+            return depth
+        below: list[Any] = []
+        keep = below.append
+        for node in level:
+            for child in node.values() if isinstance(node, dict) else node:
+                kind = child.__class__
+                if kind is dict or kind is list:
+                    keep(child)
+        level = below
+    return depth
 
 
 def body_values(body: bytes) -> int:

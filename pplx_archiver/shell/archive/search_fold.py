@@ -82,10 +82,17 @@ def table() -> dict[str, str]:
 
 @functools.cache
 def _translation() -> tuple[dict[int, str], re.Pattern[str]]:
-    """The table for ``str.translate`` and a pattern finding any character it changes
-    (searched in C first: most text holds none, and ``translate`` is the slower pass)."""
+    """The table for ``str.translate`` and a pattern finding any character it may change
+    (searched in C first: most text holds none, and ``translate`` is the slower pass).
+
+    The pattern lists the table's characters of the Basic Multilingual Plane and matches
+    any character beyond it: a character class holding astral characters is compiled to a
+    list the regex engine walks for every character of the text (measured: 2.1 ms against
+    0.01 ms for 4 KB of text with none of them), while a chance match only costs the
+    ``translate`` pass, which is the conversion itself."""
     sources = table()
-    pattern = re.compile("[" + "".join(re.escape(c) for c in sorted(sources)) + "]")
+    bmp = "".join(re.escape(c) for c in sorted(sources) if ord(c) <= 0xFFFF)
+    pattern = re.compile(f"[{bmp}\U00010000-\U0010ffff]")
     return {ord(k): v for k, v in sources.items()}, pattern
 
 

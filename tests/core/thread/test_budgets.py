@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pplx_archiver.core.thread.budgets import (
     Budgets,
@@ -21,6 +24,30 @@ def test_depth_of_counts_containers_and_stops_early() -> None:
     for _ in range(500):
         deep = [deep]
     assert depth_of(deep, 20) == 21
+
+
+def _depth(value: object) -> int:
+    """The definition: a scalar is 0, a container one more than its deepest child."""
+    children = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, dict | list):
+        return 0
+    return 1 + max((_depth(c) for c in children), default=0)  # type: ignore[union-attr]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON, st.integers(0, 12))
+def test_depth_of_is_the_nesting_depth_or_one_past_the_stop(value: object, stop: int) -> None:
+    """Of a value parsed from JSON (plain dicts and lists), as orjson gives it."""
+    parsed = orjson.loads(orjson.dumps(value))
+    depth = _depth(parsed)
+    assert depth_of(parsed, stop) == (depth if depth <= stop else stop + 1)
 
 
 def test_a_page_tally_checks_entries_blocks_and_depth() -> None:

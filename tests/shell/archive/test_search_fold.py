@@ -14,6 +14,8 @@ from pathlib import Path
 import opencc
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
@@ -78,6 +80,36 @@ def test_the_table_comes_from_opencc_and_folds_one_character_to_one() -> None:
     assert S.fold("ＡＩ 查詢") == "ai 查询"
     sources, targets = search_fold.js_table().split("\n")
     assert len(sources) == len(targets) == len(table)
+
+
+_TABLE_CHARS = sorted(search_fold.table())
+_ASTRAL = [c for c in _TABLE_CHARS if ord(c) > 0xFFFF]
+
+
+def test_the_table_has_astral_characters() -> None:
+    """The table reaches beyond the Basic Multilingual Plane, the case the pattern of
+    characters to convert treats apart (see ``_translation``)."""
+    assert len(_ASTRAL) > 10
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_TABLE_CHARS),
+            st.sampled_from(_ASTRAL),
+            st.characters(codec="utf-8"),
+            st.sampled_from("aZ ＡＩ﹏é—“"),
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_fold_is_nfkc_then_the_table_then_lower_case(text: str) -> None:
+    """The quick path (ASCII, already normalised, no character to convert) changes nothing
+    of the definition: NFKC, the table character for character, lower case."""
+    table = search_fold.table()
+    plain = "".join(table.get(c, c) for c in unicodedata.normalize("NFKC", text)).lower()
+    assert S.fold(text) == plain
 
 
 @pytest.mark.parametrize(("query", "targets"), sorted(QUERIES.items()))
