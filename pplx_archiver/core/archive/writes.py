@@ -28,7 +28,7 @@ bytes are the exact file contents.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pplx_archiver.core.archive.decisions import ModeMemo
@@ -250,13 +250,15 @@ class IndexRebuild:
     """``reindex``: a new index from the thread folders and the logs beside it.
 
     ``rows`` are upserted in order (``uuid, account, fields``: the folders' ``done`` rows,
-    then the terminal states); ``registry_backup`` names the copy the registry file is moved
-    to first (it held bad lines), ``registry_lines`` the lines it is rewritten with (None:
-    kept); ``runs``, ``alerts``, ``usage`` are the old index's rows carried over;
+    then the terminal states), taken from the iterable as they are stored, so a reindex
+    reads each folder when its row is written instead of holding every row at once;
+    ``registry_backup`` names the copy the registry file is moved to first (it held bad
+    lines), ``registry_lines`` the lines it is rewritten with (None: kept); ``runs``,
+    ``alerts``, ``usage`` are the old index's rows carried over;
     ``damaged_name`` the name the damaged old database is kept under.
     """
 
-    rows: tuple[tuple[str, str, Mapping[str, Any]], ...]
+    rows: Iterable[tuple[str, str, Mapping[str, Any]]]
     registry_backup: str | None = None
     registry_lines: tuple[Mapping[str, Any], ...] | None = None
     runs: tuple[tuple[Any, ...], ...] = ()

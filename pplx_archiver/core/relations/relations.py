@@ -56,10 +56,12 @@ class ThreadFacts:
     """What the relation graph needs to know of one stored thread.
 
     ``ids`` are every identifier another thread may use for this one (thread uuid, slug,
-    context uuid, entry uuids). ``answer_text`` and ``citation_text`` are the texts scanned
-    for references. ``background_ids`` maps a background entry id to its sub-agent run id;
-    ``anchors`` are the run ids this thread anchors; ``runs`` the run ids of its own
-    ``run_subagent`` steps; ``council`` pairs (member id prefix, model) of its council items.
+    context uuid, entry uuids). ``links`` are the references its answers and citations
+    make, as (identifier, evidence) pairs in the order found (:func:`text_links`; the texts
+    themselves are not kept, so the facts of a large archive stay small).
+    ``background_ids`` maps a background entry id to its sub-agent run id; ``anchors`` are
+    the run ids this thread anchors; ``runs`` the run ids of its own ``run_subagent`` steps;
+    ``council`` pairs (member id prefix, model) of its council items.
     """
 
     uuid: str
@@ -70,8 +72,7 @@ class ThreadFacts:
     first_query: str = ""
     scheduled: bool = False
     ids: frozenset[str] = frozenset()
-    answer_text: tuple[str, ...] = ()
-    citation_text: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
     background_ids: Mapping[str, str] = dataclasses.field(default_factory=dict)
     anchors: frozenset[str] = frozenset()
     runs: frozenset[str] = frozenset()
@@ -177,8 +178,7 @@ def thread_facts(
         first_query=first.query if first is not None else "",
         scheduled=source in SCHEDULED_SOURCES,
         ids=frozenset(i for i in ids if i),
-        answer_text=tuple(answers),
-        citation_text=tuple(citations),
+        links=text_links(answers, citations),
         background_ids=background,
         anchors=frozenset(anchors),
         runs=frozenset(runs),
@@ -228,6 +228,13 @@ def _links(texts: Iterable[str], channel: str) -> Iterator[tuple[str, str]]:
                 yield token, f"{channel} uuid"
 
 
+def text_links(answers: Iterable[str], citations: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(identifier, evidence) of every thread URL and bare uuid in a thread's answers and
+    citations, each pair once, in the order found."""
+    found = (*_links(answers, "answer"), *_links(citations, "citation"))
+    return tuple(dict.fromkeys(found))
+
+
 _Found = tuple[str, str, str, str]  # (src, dst, kind, evidence)
 
 
@@ -254,11 +261,10 @@ def _reference_edges(
 ) -> Iterator[_Found]:
     """references: answers or citations naming another archived thread."""
     for f in threads:
-        for channel, texts in (("answer", f.answer_text), ("citation", f.citation_text)):
-            for ident, evidence in _links(texts, channel):
-                target = resolve.get(ident)
-                if target is not None:
-                    yield f.uuid, target, "references", evidence
+        for ident, evidence in f.links:
+            target = resolve.get(ident)
+            if target is not None:
+                yield f.uuid, target, "references", evidence
 
 
 def _subagent_edges(threads: Sequence[ThreadFacts], resolve: Mapping[str, str]) -> Iterator[_Found]:

@@ -13,6 +13,9 @@ The walk is public so that other derived indexes can be rebuilt in the same pass
 :func:`walk_threads` yields one :class:`RebuiltThread` per folder and :func:`reindex` passes
 each one to every hook given (``hooks=``) or registered with :func:`register_hook`.
 
+Two passes over the folders keep memory flat: the first reads each ``thread.json`` for its
+uuid and time only (of two folders of one thread the newer is kept), the second reads each
+kept folder in full as the writer stores its row (the plan's rows are a stream).
 Reindex computes an :class:`~pplx_archiver.core.archive.writes.IndexRebuild` and the archive's
 writer applies it (``ArchiveWriter.rebuild_index``, no Archive open: the old index may be
 damaged): the new index is written beside the old one and moved over it; the runs table
@@ -29,7 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -148,8 +152,9 @@ def _assets_complete(folder: Path) -> bool:
     return not any(entry.get("status") in INCOMPLETE for entry in read_manifest(folder))
 
 
-def read_folder(out: Path, folder: Path) -> RebuiltThread:
-    """Read one thread folder back into its index fields (StoreError when unusable)."""
+def _thread_record(out: Path, folder: Path) -> tuple[str, dict[str, Any]]:
+    """A thread folder's path in the archive and its parsed thread.json (StoreError when it
+    cannot be read or names no thread)."""
     rel = folder.relative_to(out).as_posix()
     try:
         record = orjson.loads((folder / THREAD_JSON).read_bytes())
@@ -157,6 +162,12 @@ def read_folder(out: Path, folder: Path) -> RebuiltThread:
         raise StoreError(f"{rel}/{THREAD_JSON}: unreadable: {exc}") from None
     if not isinstance(record, dict) or not isinstance(record.get("uuid"), str):
         raise StoreError(f"{rel}/{THREAD_JSON}: no thread uuid")
+    return rel, record
+
+
+def read_folder(out: Path, folder: Path) -> RebuiltThread:
+    """Read one thread folder back into its index fields (StoreError when unusable)."""
+    rel, record = _thread_record(out, folder)
     from pplx_archiver.shell.care.rerender import listing_from_record
 
     uuid = str(record["uuid"])
@@ -226,33 +237,79 @@ def repair_registry(registry_path: Path) -> tuple[list[dict[str, Any]], int]:
     return kept, dropped
 
 
-def _folders(out: Path, summary: ReindexSummary) -> dict[str, RebuiltThread]:
-    """Every readable thread folder by uuid; of two folders of one thread the newer wins."""
-    seen: dict[str, RebuiltThread] = {}
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Kept:
+    """The folder kept for one thread (of two folders of one thread, the newer)."""
+
+    folder: Path
+    path: str
+    account: str
+    archived_at: str
+
+
+def _folders(out: Path, summary: ReindexSummary) -> dict[str, _Kept]:
+    """The folder to index for every thread; of two folders of one thread the newer wins.
+
+    Only each folder's uuid and time are kept (about 200 bytes a thread), not what its row
+    will hold: the rows are read in a second pass as the writer stores them
+    (:func:`_done_rows`), so memory does not grow with the archive's files and records."""
+    seen: dict[str, _Kept] = {}
 
     def unreadable(folder: Path, exc: StoreError) -> None:
-        summary.unreadable.append({"path": folder.relative_to(out).as_posix(), "error": str(exc)})
-        log.warning("REINDEX_UNREADABLE", path=folder.relative_to(out).as_posix(), error=str(exc))
+        rel = folder.relative_to(out).as_posix()
+        summary.unreadable.append({"path": rel, "error": str(exc)})
+        log.warning("REINDEX_UNREADABLE", path=rel, error=str(exc))
 
-    for thread in walk_threads(out, unreadable):
-        other = seen.get(thread.uuid)
+    for folder in thread_folders(out):
+        try:
+            rel, record = _thread_record(out, folder)
+        except StoreError as exc:
+            unreadable(folder, exc)
+            continue
+        uuid = str(record["uuid"])
+        thread = _Kept(folder, rel, rel.split("/", 1)[0], _text(record, "exported_at") or "")
+        other = seen.get(uuid)
         if other is not None:
             # Two folders of one thread: keep the one written last, report the other.
-            newer = str(thread.fields.get("archived_at") or "") > str(
-                other.fields.get("archived_at") or ""
-            )
+            newer = thread.archived_at > other.archived_at
             keep, drop = (thread, other) if newer else (other, thread)
             summary.duplicates.append(drop.path)
-            log.warning("REINDEX_DUPLICATE", thread_uuid=thread.uuid, kept=keep.path,
+            log.warning("REINDEX_DUPLICATE", thread_uuid=uuid, kept=keep.path,
                         duplicate=drop.path)  # fmt: skip
-            seen[thread.uuid] = keep
+            seen[uuid] = keep
             continue
-        seen[thread.uuid] = thread
+        seen[uuid] = thread
     return seen
 
 
+def _done_rows(
+    out: Path,
+    kept: Mapping[str, _Kept],
+    known: set[str],
+    hooks: Sequence[Hook],
+    summary: ReindexSummary,
+) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """The ``done`` row of each kept folder, read as the writer asks for it (hooks see each
+    thread as it is read). A folder that became unreadable since the first pass is reported
+    and left out."""
+    for uuid, thread in kept.items():
+        try:
+            rebuilt = read_folder(out, thread.folder)
+        except (StoreError, OSError) as exc:
+            error = str(exc)
+            summary.unreadable.append({"path": thread.path, "error": error})
+            log.warning("REINDEX_UNREADABLE", path=thread.path, error=error)
+            continue
+        summary.threads += 1
+        if uuid not in known:
+            summary.orphans += 1
+        for hook in hooks:
+            hook(rebuilt)
+        yield rebuilt.uuid, rebuilt.account, {**rebuilt.fields, "status": "done"}
+
+
 def _terminal_rows(
-    seen: dict[str, RebuiltThread], index_dir: Path
+    seen: Mapping[str, _Kept], index_dir: Path
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """Deleted / expired / not-found states from the append-only terminal log."""
     rows: list[tuple[str, str, dict[str, Any]]] = []
@@ -300,19 +357,10 @@ def reindex(
     runs, known, summary.previous_index = old_index(target)
     backup, lines = _registry_plan(index_dir, target, summary)
     seen = _folders(out, summary)
-    rows: list[tuple[str, str, Mapping[str, Any]]] = []
-    all_hooks = [*hooks, *_HOOKS]
-    for thread in seen.values():
-        rows.append((thread.uuid, thread.account, {**thread.fields, "status": "done"}))
-        summary.threads += 1
-        if thread.uuid not in known:
-            summary.orphans += 1
-        for hook in all_hooks:
-            hook(thread)
     terminal = _terminal_rows(seen, index_dir)
     summary.terminal = len(terminal)
     plan = IndexRebuild(
-        rows=(*rows, *terminal),
+        rows=itertools.chain(_done_rows(out, seen, known, [*hooks, *_HOOKS], summary), terminal),
         registry_backup=backup,
         registry_lines=lines,
         runs=tuple(runs),

@@ -120,11 +120,11 @@ def build(archive: Archive, progress: Callable[[int, int], None] | None = None) 
     """Build the relation graph of ``archive``, write its files and store it in the index
     (``progress(done, total)`` as the threads are read)."""
     summary = Summary()
-    facts: list[graph.ThreadFacts] = []
-    rows = list(archive.iter_threads("done"))
-    for n, row in enumerate(rows, 1):
+    facts: list[graph.ThreadFacts] = []  # small: ids, times and links, no texts
+    total = archive.index.counts().get("done", 0)
+    for n, row in enumerate(archive.iter_threads("done"), 1):  # read by pages
         if progress is not None:
-            progress(n, len(rows))
+            progress(n, max(total, n))
         if not row.path:
             continue
         summary.threads += 1

@@ -13,6 +13,7 @@ from pplx_archiver.core.relations.relations import (
     edges_jsonl,
     graph_md,
     normalize_prompt,
+    text_links,
     thread_facts,
 )
 from pplx_archiver.core.thread.decode import decode_thread
@@ -22,9 +23,17 @@ from tests.core.builders import answer_block, entry, final_step, page, payload, 
 U = [f"{i:08x}-2222-4000-8000-{i:012x}" for i in range(10)]
 
 
-def facts(uuid: str, created: int, **kw: Any) -> ThreadFacts:
-    """Facts of a thread with the given uuid and creation time."""
-    return ThreadFacts(uuid=uuid, created_us=created, ids=frozenset({uuid}), **kw)
+def facts(
+    uuid: str,
+    created: int,
+    answer_text: tuple[str, ...] = (),
+    citation_text: tuple[str, ...] = (),
+    **kw: Any,
+) -> ThreadFacts:
+    """Facts of a thread with the given uuid and creation time (and the links of the given
+    answer and citation texts)."""
+    links = text_links(answer_text, citation_text)
+    return ThreadFacts(uuid=uuid, created_us=created, ids=frozenset({uuid}), links=links, **kw)
 
 
 def decoded(
@@ -187,8 +196,8 @@ def test_decoded_facts_read_first_query_scheduled_source_space_and_links() -> No
     later = entry("e2", 60, query="follow", text=[final_step("more")])
     f = decoded(U[0], [page([first, later])])
     assert (f.first_query, f.scheduled, f.space) == ("Daily digest", True, "space-1")
-    assert any(U[1] in t for t in f.answer_text)
-    assert "https://example.com/1" in f.citation_text
+    assert (U[1], "answer uuid") in f.links
+    assert f.links == text_links([f"see {U[1]}", "more"], ["https://example.com/1"])
 
 
 def test_no_self_edges_and_evidence_merged_per_pair() -> None:
