@@ -54,7 +54,7 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
     from pplx_archiver.shell.archive.fsutil import safe_join
     from pplx_archiver.shell.archive.stored import build_input, context_for
 
-    rows = [r for r in archive.iter_threads("done") if r.path]
+    total = archive.index.counts().get("done", 0)
     summary = RebuildSummary()
     with archive.index.transaction() as db:
         ix.create(db, state="stale")
@@ -66,7 +66,11 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
                 ix.index_thread(db, meta, prose)
         pending.clear()
 
-    for number, row in enumerate(rows, 1):
+    for number, row in enumerate(archive.iter_threads("done"), 1):  # by pages, not held
+        if progress is not None:
+            progress(number, max(total, number))
+        if not row.path:
+            continue
         try:
             folder = safe_join(archive.out, *row.path.split("/"))
             inp, record = build_input(folder, row.uuid, row.listing)
@@ -83,8 +87,6 @@ def rebuild(archive: Any, *, progress: Progress | None = None, batch: int = 100)
         summary.rows += len(result.prose.rows) if result.prose else 0
         if len(pending) >= batch:
             flush()
-        if progress is not None:
-            progress(number, len(rows))
     flush()
     with archive.index.transaction() as db:
         ix.optimize(db)
