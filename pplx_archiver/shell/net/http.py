@@ -28,7 +28,6 @@ only places where HTTP statuses, bodies and httpx exceptions become errors.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import random
 import time
 import uuid
@@ -48,14 +47,10 @@ from pplx_archiver.errors import (
 )
 from pplx_archiver.logconfig import get_logger, register_secret
 from pplx_archiver.settings import Settings
+from pplx_archiver.shell.net.client_stats import ClientStats
 from pplx_archiver.shell.net.cookies import LAST_ACTIVE_COOKIE, JarlessClient, cookie_header
 from pplx_archiver.shell.net.download import OriginBudget
-from pplx_archiver.shell.net.ratelimit import (
-    Clock,
-    LimiterSnapshot,
-    RateLimiter,
-    Sleep,
-)
+from pplx_archiver.shell.net.ratelimit import Clock, RateLimiter, Sleep
 from pplx_archiver.shell.net.retry import Retrier, RetryPolicy
 from pplx_archiver.shell.net.seam import (
     apply_set_cookies,
@@ -91,25 +86,6 @@ _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-en
 
 
 # --------------------------------------------------------------------------- the client
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ClientStats:
-    """Request counters of a run, for the progress bar and the summary."""
-
-    requests_by_kind: Mapping[str, int]
-    responses_by_status: Mapping[int, int]
-    errors_by_kind: Mapping[str, int]
-    retries: int
-    rate_limited: int
-    challenges: int
-    cookie_rotations: int
-    limiter: LimiterSnapshot
-
-    @property
-    def requests(self) -> int:
-        """All requests sent, retries included."""
-        return sum(self.requests_by_kind.values())
 
 
 class ApiClient:

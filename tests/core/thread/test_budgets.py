@@ -41,7 +41,7 @@ _JSON = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_JSON, st.integers(0, 12))
 def test_depth_of_is_the_nesting_depth_or_one_past_the_stop(value: object, stop: int) -> None:
     """Of a value parsed from JSON (plain dicts and lists), as orjson gives it."""
