@@ -88,6 +88,14 @@ def sim300() -> Iterator[RunningSim]:
         yield sim
 
 
+@pytest.fixture
+def sim60() -> Iterator[RunningSim]:
+    """A 60-thread simulated account (all modes), healthy, on loopback: for tests whose
+    point is not the account's size."""
+    with serve_in_thread(SimConfig(threads=60)) as sim:
+        yield sim
+
+
 def cookie_file(path: Path, cookies: dict[str, str]) -> Path:
     """A JSON cookie export (the browser-extension format) of ``cookies`` for the simulator."""
     items = [{"name": k, "value": v, "domain": "127.0.0.1"} for k, v in cookies.items()]

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from pplx_archiver.shell.archive.index import Index
-from pplx_archiver.sim.config import SimConfig
-from pplx_archiver.sim.runner import RunningSim, serve_in_thread
+from pplx_archiver.sim.runner import RunningSim
 from tests.e2e.conftest import CliResult, run_cli, sim_args, sim_get, sim_post
 
 FAST = ("--concurrency", "8", "--rate", "1000", "--burst", "100")
-
-
-@pytest.fixture
-def sim60() -> Iterator[RunningSim]:
-    with serve_in_thread(SimConfig(threads=60)) as sim:
-        yield sim
 
 
 def _search_thread(sim: RunningSim) -> str:

@@ -31,7 +31,8 @@ def _one_json(out: str) -> object:
 def test_json_quiet_and_verbose_on_the_long_commands(tmp_path: Path) -> None:
     out = tmp_path / "a"
     with serve_in_thread(SimConfig(threads=6)) as sim:
-        assert run_cli(["batch", *sim_args(sim, out)], out).exit_code == 0
+        open_rate = ("--rate", "1000", "--burst", "100")  # the pacing is not what is tested
+        assert run_cli(["batch", *sim_args(sim, out, *open_rate)], out).exit_code == 0
         session = ["--base-url", sim.base_url, "--session-token", sim.session_token]
         code, body, _ = _invoke("usage-backfill", "-o", str(out), "--json", "-q", *session)
         assert code == 0 and _one_json(body)["threads"] == 6  # type: ignore[index]

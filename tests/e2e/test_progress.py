@@ -68,7 +68,8 @@ def test_long_commands_report_progress(tmp_path: Path) -> None:
         return lambda done, total: calls.setdefault(name, []).append((done, total))
 
     with serve_in_thread(SimConfig(threads=8)) as sim:
-        assert run_cli(["batch", *sim_args(sim, out)], out).exit_code == 0
+        fast = ("--rate", "1000", "--burst", "100")  # the pacing is not what is tested
+        assert run_cli(["batch", *sim_args(sim, out, *fast)], out).exit_code == 0
         settings = load_settings({"out_dir": out, "base_url": sim.base_url,
                                   "session_token": sim.session_token})  # fmt: skip
 

@@ -143,7 +143,9 @@ def space() -> Iterator[Space]:
     try:
         with serve_in_thread(SimConfig(threads=12)) as sim:
             made = base / "made"
-            result = run_cli(["batch", *sim_args(sim, made)], made)
+            result = run_cli(
+                ["batch", *sim_args(sim, made, "--rate", "1000", "--burst", "100")], made
+            )
             assert result.exit_code == 0, result.output
             shutil.copytree(made, base / "archive")
             shutil.rmtree(made)

@@ -68,23 +68,23 @@ def test_sync_fetches_only_changed_threads(sim300: RunningSim, tmp_path: Path) -
     assert [e for e in again.events if e["event"] == "LISTING_EARLY_STOP"]
 
 
-def test_sync_deleted_tombstones_exactly(sim300: RunningSim, tmp_path: Path) -> None:
+def test_sync_deleted_tombstones_exactly(sim60: RunningSim, tmp_path: Path) -> None:
     """5 deletions and 2 expiries are confirmed online and tombstoned; files stay in place."""
     out = tmp_path / "a"
-    assert run_cli(["batch", *sim_args(sim300, out, *FAST)], out).exit_code == 0
-    truth = [t["uuid"] for t in sim_get(sim300, "/__sim/truth")["threads"]]
+    assert run_cli(["batch", *sim_args(sim60, out, *FAST)], out).exit_code == 0
+    truth = [t["uuid"] for t in sim_get(sim60, "/__sim/truth")["threads"]]
     deleted, expired = truth[20:25], truth[40:42]
-    sim_post(sim300, "/__sim/mutate", {"delete": deleted, "expire": expired})
+    sim_post(sim60, "/__sim/mutate", {"delete": deleted, "expire": expired})
     files_before = sorted(p for p in out.rglob("*") if p.is_file() and "index" not in p.parts)
 
-    offline = run_cli(["sync-deleted", *sim_args(sim300, out)], out)
+    offline = run_cli(["sync-deleted", *sim_args(sim60, out)], out)
     assert offline.exit_code == 0, offline.output
     for uuid in deleted:
         assert f"candidate {uuid}" in offline.output
     records = _records(out)
     assert not any("remote_deleted" in r for r in records.values())
 
-    online = run_cli(["sync-deleted", "--online", *sim_args(sim300, out)], out)
+    online = run_cli(["sync-deleted", "--online", *sim_args(sim60, out)], out)
     assert online.exit_code == 0, online.output
     records = _records(out)
     tombstoned = {u for u, r in records.items() if "remote_deleted" in r}
@@ -94,7 +94,7 @@ def test_sync_deleted_tombstones_exactly(sim300: RunningSim, tmp_path: Path) -> 
     files_after = sorted(p for p in out.rglob("*") if p.is_file() and "index" not in p.parts)
     assert files_after == files_before
     first = {u: records[u]["remote_deleted"] for u in tombstoned}
-    run_cli(["sync-deleted", "--online", *sim_args(sim300, out)], out)
+    run_cli(["sync-deleted", "--online", *sim_args(sim60, out)], out)
     assert {u: _records(out)[u]["remote_deleted"] for u in tombstoned} == first
     index = Index(out / "index" / "archive.sqlite")
     try:

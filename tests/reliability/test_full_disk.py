@@ -31,6 +31,14 @@ def sim() -> Iterator[RunningSim]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def reference(sim: RunningSim, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The archive an uninterrupted run leaves (built once for both writer settings)."""
+    out = tmp_path_factory.mktemp("reference") / "archive"
+    assert run_cli(["batch", *sim_args(sim, out, *RUN_OPTS)], out).exit_code == 0
+    return out
+
+
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
     """A 3 MB tmpfs, unmounted at the end."""
@@ -64,11 +72,8 @@ def _batch(
 
 @pytest.mark.parametrize("writer", ["on", "off"])
 def test_a_full_disk_is_one_line_and_a_clean_resume(
-    sim: RunningSim, small_fs: Path, tmp_path: Path, writer: str
+    sim: RunningSim, reference: Path, small_fs: Path, tmp_path: Path, writer: str
 ) -> None:
-    reference = tmp_path / "reference"
-    assert run_cli(["batch", *sim_args(sim, reference, *RUN_OPTS)], reference).exit_code == 0
-
     out = small_fs / "archive"
     full = _batch(sim, out, tmp_path / "config", writer)
     assert full.returncode == 1, full.stdout + full.stderr
