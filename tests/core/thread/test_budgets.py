@@ -28,10 +28,11 @@ def test_depth_of_counts_containers_and_stops_early() -> None:
 
 def _depth(value: object) -> int:
     """The definition: a scalar is 0, a container one more than its deepest child."""
-    children = value.values() if isinstance(value, dict) else value
-    if not isinstance(value, dict | list):
-        return 0
-    return 1 + max((_depth(c) for c in children), default=0)  # type: ignore[union-attr]
+    if isinstance(value, dict):
+        return 1 + max((_depth(c) for c in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(c) for c in value), default=0)
+    return 0
 
 
 _JSON = st.recursive(
