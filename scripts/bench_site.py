@@ -98,7 +98,11 @@ def main() -> None:
             "archive": str(args.out) if args.out else f"simulated:{args.sim}",
             "runs": runs,
             "site_mb": _size_mb(dest),
-            "search_index_mb": round((dest / "search-index.js").stat().st_size / 1e6, 2),
+            "search_index_mb": round(
+                sum(p.stat().st_size for p in [dest / "search-index.js", *dest.glob("search/*.js")])
+                / 1e6,
+                2,
+            ),
             "load_average": [round(x, 2) for x in os.getloadavg()],
         }
     finally:

@@ -2,8 +2,9 @@
 
 Reads the archive's index and each thread's raw files, decodes them again through the render
 core (the Markdown files are never parsed), and writes ``<archive>/site/`` (or another
-folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-index.js``,
-``fold.js``, ``site.css``, ``site.js``, ``manifest.json`` and the insights pages.
+folder): ``index.html``, ``spaces/<id>.html``, ``threads/<id>.html``, ``search-index.js``
+and its shards in ``search/``, ``fold.js``, ``site.css``, ``site.js``, ``manifest.json`` and
+the insights pages.
 
 Incremental: ``manifest.json`` keeps, per thread, a hash of everything its page is built from
 (raw files, ``thread.json``, the asset manifest, the index's listing row, the link prefix,
@@ -375,16 +376,20 @@ def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[st
             turns = ()
         docs.append((meta, turns))
     css = _static("site.css") + b"\n/* code highlighting (Pygments) */\n" + pygments_css().encode()
+    search = offline_search.search_files(docs)
+    shards = target / offline_search.SEARCH_DIR
+    old_shards = sorted(shards.glob("*.js")) if shards.is_dir() else []
+    gone = [f"{offline_search.SEARCH_DIR}/{p.name}" for p in old_shards]
     files = {
         "index.html": pages.index_page(metas, spaces),
-        pages.SEARCH_JS: offline_search.search_index(docs),
+        **search,
         pages.FOLD_JS: offline_search.fold_script(),
         "site.css": css,
         "site.js": _static("site.js"),
     }
     manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
     files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)  # last
-    return written + _put(archive, target, files)[0]
+    return written + _put(archive, target, files, [rel for rel in gone if rel not in search])[0]
 
 
 def _turns_of(title: str, data: Mapping[str, Any]) -> tuple[tuple[int, str, Sequence[str]], ...]:

@@ -17,6 +17,7 @@ assembled around it). The rules that make the output safe by construction:
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import xml.etree.ElementTree as ET
@@ -34,6 +35,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from pplx_archiver.site import markup_plain
 
 _SAFE_SCHEME = re.compile(r"^(https?:|#|[^:/?#]*(?:[/?#]|$))", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
@@ -294,6 +297,8 @@ def _build() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "highlight": _highlight, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.validateLink = safe_url  # type: ignore[method-assign]
+    # A pure function, and a thread's links repeat (work steps, answers, sources): memoized.
+    md.normalizeLink = functools.lru_cache(maxsize=4096)(md.normalizeLink)  # type: ignore[method-assign]
     dollarmath_plugin(md, allow_labels=False, allow_space=True, allow_digits=False)
     # The plugin renders inline and block math through one renderer; split them here.
     md.add_render_rule("math_inline", _render_math)
@@ -310,10 +315,21 @@ _MD = _build()
 
 
 def render_markdown(text: str, *, cite_prefix: str = "", cite_count: int = 0) -> str:
-    """Safe HTML for structure-safe Markdown; ``[N]`` links to ``#<cite_prefix>N`` when given."""
+    """Safe HTML for structure-safe Markdown; ``[N]`` links to ``#<cite_prefix>N`` when given.
+
+    The blocks in :mod:`~pplx_archiver.site.markup_plain`'s small grammar (most of what the
+    render core assembles, and most paragraphs and lists of answers) take its quick path,
+    which gives the same HTML; the others are markdown-it's."""
     env: dict[str, Any] = {"cite_prefix": cite_prefix, "cite_count": cite_count}
-    rendered: str = _MD.render(text, env)
-    return rendered
+    if not cite_prefix:
+        env["cite_count"] = cite_count = 0
+
+    def fallback(chunk: str) -> str:
+        rendered: str = _MD.render(chunk, dict(env))
+        return rendered
+
+    links = markup_plain.Links(_MD.normalizeLink, _MD.validateLink, cite_prefix, cite_count)
+    return markup_plain.render(text, fallback, links)
 
 
 def pygments_css() -> str:

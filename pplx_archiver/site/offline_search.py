@@ -1,4 +1,5 @@
-"""The site's offline search: ``search-index.js`` and ``fold.js``, and the terms of a text.
+"""The site's offline search: ``search-index.js`` with its shards, ``fold.js``, and the
+terms of a text.
 
 Pure: listing rows and each turn's searchable text in, script bytes out. The browser's
 query splitter (``site.js``) follows :func:`tokens`'s rules with :func:`fold_script`'s table.
@@ -13,7 +14,7 @@ from typing import Any
 import orjson
 
 from pplx_archiver.shell.archive.search_fold import fold, js_table
-from pplx_archiver.site.pages import ThreadMeta
+from pplx_archiver.site.pages import SEARCH_JS, ThreadMeta
 
 _SNIPPET = 160
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
@@ -49,28 +50,90 @@ def turn_terms(title: str, text: str) -> tuple[str, ...]:
     return tuple(sorted(set(tokens(title + " " + text))))
 
 
-def search_index(
-    docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str, Sequence[str]]]]],
-) -> bytes:
-    """The search index as a script assigning ``window.PPLX_SEARCH`` (loads from file://).
+SEARCH_DIR = "search"
+FORMAT = 2
+DOCS_PER_SHARD = 128
+_SHARD_BYTES = 256 * 1024  # aimed-for size of a term shard
+_MAX_TERM_SHARDS = 4096
+_KEY_CHARS = 3  # a prefix query (3+ letters) shares its first 3 characters with its words
 
-    ``docs`` gives each thread's turns as (number, text, :func:`turn_terms`). The script's
-    ``docs`` lists ``[page, turn, title, snippet]``; ``terms`` maps each term to the
-    ascending doc numbers that hold it. The query is folded with :func:`fold_script`'s table.
+
+def term_key(term: str) -> str:
+    """The part of a term its shard is chosen by: its first three characters, so every
+    word a 3+ letter query begins sits in the query's own shard."""
+    return term[:_KEY_CHARS]
+
+
+def shard_of(term: str, shards: int) -> int:
+    """The term shard holding ``term``: 32-bit FNV-1a of the code points of
+    :func:`term_key`, modulo ``shards`` (``site.js`` computes the same)."""
+    h = 0x811C9DC5
+    for ch in term_key(term):
+        h = ((h ^ ord(ch)) * 0x01000193) & 0xFFFFFFFF
+    return h % shards
+
+
+def _term_shards(postings: int) -> int:
+    """How many term shards: a power of two giving about ``_SHARD_BYTES`` each (a doc number
+    costs ~3 bytes delta-coded), at most ``_MAX_TERM_SHARDS``."""
+    want = max(1, postings * 3 // _SHARD_BYTES)
+    shards = 1
+    while shards < want and shards < _MAX_TERM_SHARDS:
+        shards *= 2
+    return shards
+
+
+def _script(kind: str, number: int, payload: Any) -> bytes:
+    data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    # orjson leaves U+2028/2029 as they are: escaped so the JSON is valid JavaScript too.
+    data = data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
+    return b'PPLX_SEARCH_PART("%s", %d, ' % (kind.encode(), number) + data + b");\n"
+
+
+def search_files(
+    docs: Iterable[tuple[ThreadMeta, Sequence[tuple[int, str, Sequence[str]]]]],
+) -> dict[str, bytes]:
+    """The search index as scripts (they load from file://, where a page may not fetch
+    JSON), by relative path.
+
+    ``docs`` gives each thread's turns as (number, text, :func:`turn_terms`); every turn is a
+    doc, numbered in order. ``search-index.js`` (``window.PPLX_SEARCH``) holds only the
+    counts the browser needs to find the rest:
+
+    - ``search/t<k>.js``: the terms of shard k (:func:`shard_of`), each with the ascending
+      numbers of the docs that hold it, delta-coded (the first number, then differences);
+    - ``search/d<k>.js``: docs ``k × DOCS_PER_SHARD`` onwards, each
+      ``[page, turn, title, snippet]``.
+
+    A query loads the term shards of its terms, then the doc shards of the hits it shows,
+    so its cost grows with what it finds, not with the archive.
     """
     out_docs: list[list[Any]] = []
     terms: dict[str, list[int]] = {}
+    postings = 0
     for meta, turns in docs:
         for number, text, found in turns:
             doc = len(out_docs)
             out_docs.append([meta.page, number, meta.title, text[:_SNIPPET]])
             for term in found:
                 terms.setdefault(term, []).append(doc)
-    data = orjson.dumps({"docs": out_docs, "terms": terms}, option=orjson.OPT_SORT_KEYS)
-    # orjson leaves "<" as is: "</script" cannot appear because the file is never inline,
-    # but U+2028/2029 are escaped so the JSON is also valid JavaScript everywhere.
-    data = data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
-    return b"window.PPLX_SEARCH = " + data + b";\n"
+            postings += len(found)
+    shards = _term_shards(postings)
+    by_shard: list[dict[str, list[int]]] = [{} for _ in range(shards)]
+    for term, numbers in terms.items():
+        by_shard[shard_of(term, shards)][term] = [
+            b - a for a, b in zip([0, *numbers[:-1]], numbers, strict=True)
+        ]
+    files = {f"{SEARCH_DIR}/t{k}.js": _script("t", k, shard) for k, shard in enumerate(by_shard)}
+    for k in range(0, len(out_docs), DOCS_PER_SHARD):
+        chunk = out_docs[k : k + DOCS_PER_SHARD]
+        files[f"{SEARCH_DIR}/d{k // DOCS_PER_SHARD}.js"] = _script("d", k // DOCS_PER_SHARD, chunk)
+    head = {"format": FORMAT, "docs": len(out_docs), "doc_shard": DOCS_PER_SHARD}
+    head["term_shards"] = shards
+    files[SEARCH_JS] = (
+        b"window.PPLX_SEARCH = " + orjson.dumps(head, option=orjson.OPT_SORT_KEYS) + b";\n"
+    )
+    return files
 
 
 def fold_script() -> bytes:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Dialog, Page, Route, sync_playwright
+from playwright.sync_api import BrowserContext, Dialog, Page, Request, Route, sync_playwright
 from typer.testing import CliRunner
 
 from pplx_archiver.cli import _register, app
@@ -24,6 +24,7 @@ from pplx_archiver.core.archive.writes import UsageAnswer
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.sim.config import SimConfig
 from pplx_archiver.sim.runner import serve_in_thread
+from pplx_archiver.site import offline_search
 from pplx_archiver.site.build import build_site
 from pplx_archiver.site.pages import page_id
 from tests.site.builders import FOLD_THREAD, THREADS, harvest, slug_of
@@ -71,6 +72,9 @@ def site() -> Iterator[Site]:
         for name in list(os.environ):
             if name.startswith("PPLX_"):
                 mp.delenv(name)
+        # Shards of a few bytes and docs: every query reads terms and docs from several.
+        mp.setattr(offline_search, "_SHARD_BYTES", 64)
+        mp.setattr(offline_search, "DOCS_PER_SHARD", 2)
         mp.setenv("PPLX_CONFIG_DIR", str(Path(tmp) / "config"))
         out = Path(tmp) / "archive"
         _register()
@@ -129,6 +133,15 @@ def page(browser: BrowserContext, site: Site) -> Iterator[Page]:
     tab.close()
 
 
+def _search(page: Page, query: str) -> None:
+    """Type ``query`` into the search box and wait until its results are shown (the search
+    loads its shards first)."""
+    page.fill("#search", query)
+    page.wait_for_function(
+        "q => document.getElementById('results').dataset.done === q", arg=query.strip()
+    )
+
+
 def _clean(site: Site) -> None:
     assert site.requests == []
     assert site.dialogs == []
@@ -162,23 +175,53 @@ def test_search_english_and_chinese(page: Page, site: Site) -> None:
     """English words (or their beginnings) and a 2-character Chinese query find their threads;
     a hit deep-links to the turn with the query highlighted."""
     page.goto(site.url("index.html"))
-    page.fill("#search", "Photosynthesis")
+    _search(page, "Photosynthesis")
     hits = page.locator("#results a.hit")
     assert hits.count() == 1
     assert hits.first.text_content() == "Photosynthesis basics — turn 1"
-    page.fill("#search", "chlorophyl photosynth")
+    _search(page, "chlorophyl photosynth")
     assert page.locator("#results a.hit").count() == 1
-    page.fill("#search", "纠缠")
+    _search(page, "纠缠")
     assert page.locator("#results a.hit").count() == 1
     assert page.locator("#results a.hit").first.text_content() == "量子计算入门 — turn 1"
-    page.fill("#search", "量")
+    _search(page, "量")
     assert page.locator("#results a.hit").count() >= 1
-    page.fill("#search", "叠加")
+    _search(page, "叠加")
     page.locator("#results a.hit").first.click()
     page.wait_for_url(re.compile(r".*\?q=.*#turn-1$"))
     assert page.url.split("?")[0] == site.thread(2)
     marks = page.locator("#turn-1 mark")
     assert marks.count() >= 1 and marks.first.text_content() == "叠加"
+    _clean(site)
+
+
+def test_search_loads_only_the_shards_a_query_needs(page: Page, site: Site) -> None:
+    """The index page loads the search's head alone; a query loads its terms' shards and
+    its hits' doc shards once; a shard that cannot load is said, not a silent empty list."""
+    loaded: list[str] = []
+
+    def on_request(request: Request) -> None:
+        if "/search/" in request.url:
+            loaded.append(request.url.rsplit("/", 1)[-1])
+
+    page.on("request", on_request)
+    page.goto(site.url("index.html"))
+    assert loaded == []
+    _search(page, "Photosynthesis")
+    assert page.locator("#results a.hit").count() == 1
+    assert sorted(name[0] for name in loaded) == ["d", "t"], loaded
+    _search(page, "")
+    _search(page, "photosynthesis")
+    assert len(loaded) == 2  # both shards already loaded
+    _search(page, "zzzqqq")
+    assert page.locator("#results li").all_text_contents() == ["No match."]
+    fresh = page.context.new_page()  # nothing loaded yet
+    fresh.route("**/search/d*.js", lambda route: route.abort())
+    fresh.goto(site.url("index.html"))
+    _search(fresh, "纠缠")
+    note = fresh.locator("#results li").first.inner_text()
+    fresh.close()
+    assert note.startswith("Part of the search data is missing"), note
     _clean(site)
 
 
@@ -198,13 +241,13 @@ def test_search_folds_scripts_and_widths(page: Page, site: Site) -> None:
     page.goto(site.url("index.html"))
     target = page_id(slug_of(FOLD_THREAD["key"]))
     for query in FOLD_QUERIES:
-        page.fill("#search", query)
+        _search(page, query)
         hrefs: list[Any] = page.eval_on_selector_all(
             "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
         )
         assert any(target in h for h in hrefs), query
     for n in range(1, 5):
-        page.fill("#search", "量子計算"[:n])  # thread 2 is written in simplified script
+        _search(page, "量子計算"[:n])  # thread 2 is written in simplified script
         hrefs = page.eval_on_selector_all(
             "#results a.hit", "links => links.map(a => a.getAttribute('href'))"
         )
@@ -212,7 +255,7 @@ def test_search_folds_scripts_and_widths(page: Page, site: Site) -> None:
     page.fill("#filter", "VARIANT ＦＯＲＭＳ")  # the title filter folds too
     assert page.locator("#threads tbody tr:not([hidden])").count() == 1
     page.fill("#filter", "")
-    page.fill("#search", "查询经济")  # simplified: the thread is written in traditional
+    _search(page, "查询经济")  # simplified: the thread is written in traditional
     page.locator(f"#results a.hit[href*='{target}']").first.click()
     page.wait_for_url(re.compile(r".*\?q=.*#turn-1$"))
     marks = page.locator("#turn-1 mark")

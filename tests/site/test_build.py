@@ -12,13 +12,25 @@ from typer.testing import CliRunner
 from pplx_archiver.cli import _register, app
 from pplx_archiver.shell.archive.store import Archive
 from pplx_archiver.site import build as site_build
+from pplx_archiver.site import offline_search
 from pplx_archiver.site.build import build_site
-from pplx_archiver.site.pages import page_id
+from pplx_archiver.site.offline_search import SEARCH_DIR
+from pplx_archiver.site.pages import SEARCH_JS, page_id
 from tests.site.builders import THREADS, build, harvest, slug_of
 
 
 def _pages(site: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in (site / "threads").glob("*.html")}
+
+
+def _search(site: Path) -> dict[str, bytes]:
+    """The search index's files: the head and every shard, by name."""
+    files = {p.name: p.read_bytes() for p in sorted((site / SEARCH_DIR).glob("*.js"))}
+    return {SEARCH_JS: (site / SEARCH_JS).read_bytes(), **files}
+
+
+def _search_text(site: Path) -> bytes:
+    return b"".join(_search(site).values())
 
 
 def test_build_writes_every_page(tmp_path: Path) -> None:
@@ -36,7 +48,8 @@ def test_build_writes_every_page(tmp_path: Path) -> None:
     page = (site / "threads" / f"{page_id(slug_of(2))}.html").read_text()
     assert 'href="../../me/deep-research/' in page and "conversation.md" in page
     assert "Content-Security-Policy" in page and "script-src 'self'" in page
-    assert b"window.PPLX_SEARCH" in (site / "search-index.js").read_bytes()
+    assert (site / SEARCH_JS).read_bytes().startswith(b"window.PPLX_SEARCH = ")
+    assert b"photosynthesis" in _search_text(site)
 
 
 def test_rebuild_rewrites_only_changed_threads(tmp_path: Path) -> None:
@@ -57,7 +70,7 @@ def test_rebuild_rewrites_only_changed_threads(tmp_path: Path) -> None:
     assert (third.built, third.unchanged, third.removed) == (1, 2, 1)
     assert changed == {f"{page_id(slug_of(1))}.html"}
     assert f"{page_id(slug_of(4))}.html" not in after
-    assert b"chlorophyll" in (site / "search-index.js").read_bytes()
+    assert b"chlorophyll" in _search_text(site)
     manifest = orjson.loads((site / "manifest.json").read_bytes())
     assert sorted(manifest["threads"]) == sorted(slug_of(k) for k in (1, 2, 3))
 
@@ -85,15 +98,35 @@ def test_rebuild_hashes_only_moved_files_and_merges_kept_terms(
         hashed.clear()
         again = build_site(archive)
         assert (again.built, again.unchanged, len(hashed)) == (1, 3, 1)
-        merged = (site / "search-index.js").read_bytes()
-        assert b"chlorophyll" in merged
+        merged = _search(site)
+        assert b"chlorophyll" in b"".join(merged.values())
         for path in (site / "data").glob("*.json"):
             data = orjson.loads(path.read_bytes())
             assert len(data["terms"]) == len(data["search"])
             path.write_bytes(orjson.dumps({"search": data["search"]}))
-        (site / "search-index.js").unlink()
+        (site / SEARCH_JS).unlink()
         build_site(archive)
-    assert (site / "search-index.js").read_bytes() == merged
+    assert _search(site) == merged
+
+
+def test_search_shards_left_over_from_a_larger_index_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the index needs fewer shards than the last build wrote, the extra ones go; the
+    shards and the head always describe each other."""
+    build(tmp_path)
+    site = tmp_path / "site"
+    with Archive(tmp_path) as archive:
+        monkeypatch.setattr(offline_search, "_SHARD_BYTES", 8)
+        monkeypatch.setattr(offline_search, "DOCS_PER_SHARD", 1)
+        build_site(archive, full=True)
+        many = sorted(_search(site))
+        monkeypatch.undo()
+        build_site(archive)
+    head = orjson.loads((site / SEARCH_JS).read_bytes()[len(b"window.PPLX_SEARCH = ") : -2])
+    few = sorted(_search(site))
+    assert len(many) > len(few) == 1 + head["term_shards"] + 1
+    assert set(few) == {SEARCH_JS, "t0.js", "d0.js"}
 
 
 def test_cli_site_to_folder_and_refusal(tmp_path: Path) -> None:

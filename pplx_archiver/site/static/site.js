@@ -73,33 +73,85 @@
     return out;
   }
 
-  var keys = null;
+  // The search index in shards (offline_search.search_files): search-index.js gives their
+  // counts, search/t<k>.js holds the terms of shard k (each with its delta-coded doc numbers)
+  // and search/d<k>.js a run of docs. A shard is a script calling PPLX_SEARCH_PART, loaded
+  // the first time a query needs it (a page may not fetch JSON from file://).
+  var parts = { t: {}, d: {} }, loading = {};
+  var has = Object.prototype.hasOwnProperty;
+  window.PPLX_SEARCH_PART = function (kind, number, data) {
+    if (has.call(parts, kind)) parts[kind][number] = data;
+  };
+  function load(kind, number) {
+    if (has.call(parts[kind], number)) return Promise.resolve(parts[kind][number]);
+    var key = kind + number;
+    if (!loading[key]) {
+      loading[key] = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = "search/" + key + ".js";
+        script.onload = function () {
+          if (has.call(parts[kind], number)) resolve(parts[kind][number]);
+          else { delete loading[key]; reject(new Error(script.src)); }
+        };
+        script.onerror = function () { delete loading[key]; reject(new Error(script.src)); };
+        document.head.appendChild(script);
+      });
+    }
+    return loading[key];
+  }
 
-  // Docs holding a term; a word of 3+ letters also matches the words it begins.
-  function postings(index, term) {
-    var exact = Object.prototype.hasOwnProperty.call(index.terms, term) ? index.terms[term] : [];
-    if (CJK_RUN.test(term) || term.length < 3) return exact;
-    keys = keys || Object.keys(index.terms);
+  // The term shard of a term: 32-bit FNV-1a of its first three characters (code points),
+  // as offline_search.shard_of computes it.
+  function shardOf(term, shards) {
+    var h = 0x811c9dc5;
+    Array.from(term).slice(0, 3).forEach(function (c) {
+      h = Math.imul(h ^ c.codePointAt(0), 0x01000193) >>> 0;
+    });
+    return h % shards;
+  }
+
+  function decode(deltas) {
+    var out = new Array(deltas.length), n = 0;
+    for (var i = 0; i < deltas.length; i++) { n += deltas[i]; out[i] = n; }
+    return out;
+  }
+
+  // Docs holding a term; a word of 3+ letters also matches the words it begins (they share
+  // its first three characters, so they sit in its shard).
+  function postings(shard, term) {
+    var exact = has.call(shard, term) ? decode(shard[term]) : [];
+    if (CJK_RUN.test(term) || Array.from(term).length < 3) return exact;
     var found = new Set(exact);
-    keys.forEach(function (key) {
+    Object.keys(shard).forEach(function (key) {
       if (key.length > term.length && key.lastIndexOf(term, 0) === 0) {
-        index.terms[key].forEach(function (d) { found.add(d); });
+        decode(shard[key]).forEach(function (d) { found.add(d); });
       }
     });
     return Array.from(found).sort(function (a, b) { return a - b; });
   }
 
+  var SHOWN = 200;
+
+  // The first SHOWN docs matching every term of q, as [page, turn, title, snippet].
   function search(q) {
     var index = window.PPLX_SEARCH;
     var terms = queryTerms(q);
-    if (!index || !terms.length) return [];
-    var hits = null;
-    for (var k = 0; k < terms.length; k++) {
-      var posting = postings(index, terms[k]);
-      hits = hits === null ? posting.slice() : intersect(hits, posting);
-      if (!hits.length) break;
-    }
-    return (hits || []).slice(0, 200).map(function (d) { return index.docs[d]; });
+    if (!index || !index.term_shards || !terms.length) return Promise.resolve([]);
+    var wanted = terms.map(function (t) { return load("t", shardOf(t, index.term_shards)); });
+    return Promise.all(wanted).then(function (shards) {
+      var hits = null;
+      for (var k = 0; k < terms.length; k++) {
+        var posting = postings(shards[k], terms[k]);
+        hits = hits === null ? posting : intersect(hits, posting);
+        if (!hits.length) break;
+      }
+      hits = (hits || []).slice(0, SHOWN);
+      var size = index.doc_shard;
+      var runs = Array.from(new Set(hits.map(function (d) { return Math.floor(d / size); })));
+      return Promise.all(runs.map(function (n) { return load("d", n); })).then(function () {
+        return hits.map(function (d) { return parts.d[Math.floor(d / size)][d % size]; });
+      });
+    });
   }
 
   function text(el, value) { el.textContent = value; return el; }
@@ -108,22 +160,37 @@
     var box = document.getElementById("search");
     var list = document.getElementById("results");
     if (!box || !list) return;
+    var latest = 0;
+    function show(q, items) {
+      list.replaceChildren();
+      items.forEach(function (item) { list.appendChild(item); });
+      list.hidden = !q;
+      list.dataset.done = q;  // the query whose results are shown
+    }
     box.addEventListener("input", function () {
       var q = box.value.trim();
-      list.replaceChildren();
-      list.hidden = !q;
-      if (!q) return;
-      var found = search(q);
-      if (!found.length) { list.appendChild(text(document.createElement("li"), "No match.")); return; }
-      found.forEach(function (doc) {
-        var li = document.createElement("li");
-        var a = document.createElement("a");
-        a.href = doc[0] + "?q=" + encodeURIComponent(q) + "#turn-" + doc[1];
-        a.className = "hit";
-        text(a, (doc[2] || "(untitled)") + " — turn " + doc[1]);
-        li.appendChild(a);
-        li.appendChild(text(document.createElement("div"), doc[3]));
-        list.appendChild(li);
+      var ticket = ++latest;
+      if (!q) { show("", []); return; }
+      search(q).then(function (found) {
+        if (ticket !== latest) return;
+        if (!found.length) {
+          show(q, [text(document.createElement("li"), "No match.")]);
+          return;
+        }
+        show(q, found.map(function (doc) {
+          var li = document.createElement("li");
+          var a = document.createElement("a");
+          a.href = doc[0] + "?q=" + encodeURIComponent(q) + "#turn-" + doc[1];
+          a.className = "hit";
+          text(a, (doc[2] || "(untitled)") + " — turn " + doc[1]);
+          li.appendChild(a);
+          li.appendChild(text(document.createElement("div"), doc[3]));
+          return li;
+        }));
+      }, function (error) {
+        if (ticket !== latest) return;
+        var note = "Part of the search data is missing (" + error.message + "): build the site again.";
+        show(q, [text(document.createElement("li"), note)]);
       });
     });
   }
