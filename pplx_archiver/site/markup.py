@@ -33,6 +33,7 @@ from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -167,13 +168,22 @@ def mathml(latex: str, *, block: bool) -> str:
     return f'<code class="{cls}">{html.escape(latex)}</code>'
 
 
+@functools.lru_cache(maxsize=128)
+def _lexer(name: str) -> Lexer | None:
+    """Pygments' lexer for a fence's language name, None when it has none (looked up once
+    per name: the lookup walks every lexer's aliases)."""
+    try:
+        return get_lexer_by_name(name)
+    except ClassNotFound:
+        return None
+
+
 def _highlight(code: str, lang: str, _attrs: str) -> str:
     name = lang.split()[0] if lang.strip() else ""
     if not name:
         return ""
-    try:
-        lexer = get_lexer_by_name(name)
-    except ClassNotFound:
+    lexer = _lexer(name)
+    if lexer is None:
         return ""
     highlighted: str = highlight(code, lexer, _FORMATTER)
     cls = html.escape(name)

@@ -93,6 +93,13 @@ def _plain(text: str, links: Links | None, line_start: bool = False) -> str | No
     raw: list[str] = []  # the text run so far (escapes resolved)
     i = 0
     while i < len(text):
+        mark = _DECLINE.search(text, i)  # the run up to the next mark is plain text
+        if mark is None:
+            raw.append(text[i:])
+            break
+        if mark.start() > i:
+            raw.append(text[i : mark.start()])
+            i = mark.start()
         ch = text[i]
         if ch == "\\":
             nxt = text[i + 1] if i + 1 < len(text) else ""
@@ -132,10 +139,7 @@ def _plain(text: str, links: Links | None, line_start: bool = False) -> str | No
             raw.append(number.group(0))
             i = number.end()
             continue
-        if _DECLINE.match(ch):
-            return None
-        raw.append(ch)
-        i += 1
+        return None
     out.append(_text("".join(raw), cites))
     return "".join(out)
 
