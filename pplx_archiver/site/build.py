@@ -13,7 +13,8 @@ mtime: when it has not moved the files are not read again) and its listing row;
 ``data/<id>.json`` keeps its searchable text and each turn's search terms. A rebuild decodes
 only threads whose hash moved, removes pages of threads that left the archive, and rewrites
 the index pages and search index from the kept rows and terms (files whose bytes did not
-change are not touched).
+change are not touched; when no page was built or removed and those files are whole, they
+are not made again).
 """
 
 from __future__ import annotations
@@ -339,14 +340,41 @@ def build_site(
         page_id = pages.page_id(uuid)
         stale = (f"{pages.THREADS_DIR}/{page_id}.html", f"{DATA_DIR}/{page_id}.json")
         summary.removed += bool(_put(archive, target, {}, stale)[1])
-    summary.files_written += _write_indexes(archive, target, kept)
+    same = not todo and set(old) == set(kept) and _indexes_whole(target, kept)
+    summary.files_written += _write_indexes(archive, target, kept, same=same)
     summary.files_written += _write_insights(archive, target, kept, _usage_cents(archive))
     log.info("RUN_SUMMARY", command="site", **summary.as_event())
     return summary
 
 
-def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
-    """Index, space pages, search index, static files and the manifest; files written."""
+def _indexes_whole(target: Path, kept: Mapping[str, Mapping[str, Any]]) -> bool:
+    """True when the index page, every space page of the kept threads, the search head and
+    every shard it counts are in the site folder."""
+    metas = [entry.get("meta") for entry in kept.values()]
+    spaces = {str(m.get("space_id") or "") for m in metas if isinstance(m, dict)} - {""}
+    if not (target / "index.html").is_file() or not all(
+        (target / pages.SPACES_DIR / f"{sid}.html").is_file() for sid in spaces
+    ):
+        return False
+    try:
+        head = offline_search.read_head((target / pages.SEARCH_JS).read_bytes())
+    except (OSError, ValueError):
+        return False
+    folder = target / offline_search.SEARCH_DIR
+    return all((folder / name).is_file() for name in offline_search.shard_names(head))
+
+
+def _write_indexes(
+    archive: Archive, target: Path, kept: Mapping[str, Mapping[str, Any]], *, same: bool
+) -> int:
+    """Index, space pages, search index, static files and the manifest; files written.
+
+    ``same``: no page was built or removed and the search files are whole, so the index,
+    space and search files (made from the kept rows and data files only) would come out as
+    they are: they are not made again (at 100,000 threads that is reading every data file).
+    """
+    if same:
+        return _write_static(archive, target, kept)
     metas = [pages.ThreadMeta.from_json(kept[uuid]["meta"]) for uuid in sorted(kept)]
     spaces: dict[str, str] = {}
     members: dict[str, list[pages.ThreadMeta]] = {}
@@ -375,21 +403,23 @@ def _write_indexes(archive: Archive, target: Path, kept: Mapping[str, Mapping[st
         except (FileNotFoundError, orjson.JSONDecodeError, TypeError, ValueError):
             turns = ()
         docs.append((meta, turns))
-    css = _static("site.css") + b"\n/* code highlighting (Pygments) */\n" + pygments_css().encode()
     search = offline_search.search_files(docs)
     shards = target / offline_search.SEARCH_DIR
     old_shards = sorted(shards.glob("*.js")) if shards.is_dir() else []
     gone = [f"{offline_search.SEARCH_DIR}/{p.name}" for p in old_shards]
-    files = {
-        "index.html": pages.index_page(metas, spaces),
-        **search,
-        pages.FOLD_JS: offline_search.fold_script(),
-        "site.css": css,
-        "site.js": _static("site.js"),
-    }
+    files = {"index.html": pages.index_page(metas, spaces), **search}
+    written += _put(archive, target, files, [rel for rel in gone if rel not in search])[0]
+    return written + _write_static(archive, target, kept)
+
+
+def _write_static(archive: Archive, target: Path, kept: Mapping[str, Mapping[str, Any]]) -> int:
+    """The static files, then the manifest (last: it records what the folder holds)."""
+    css = _static("site.css") + b"\n/* code highlighting (Pygments) */\n" + pygments_css().encode()
+    files = {pages.FOLD_JS: offline_search.fold_script(), "site.css": css}
+    files["site.js"] = _static("site.js")
     manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
-    files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)  # last
-    return written + _put(archive, target, files, [rel for rel in gone if rel not in search])[0]
+    files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)
+    return _put(archive, target, files)[0]
 
 
 def _turns_of(title: str, data: Mapping[str, Any]) -> tuple[tuple[int, str, Sequence[str]], ...]:

@@ -136,6 +136,29 @@ def search_files(
     return files
 
 
+def read_head(data: bytes) -> dict[str, Any]:
+    """The counts of a ``search-index.js`` (ValueError when it is not one of this format)."""
+    prefix = b"window.PPLX_SEARCH = "
+    if not data.startswith(prefix) or not data.endswith(b";\n"):
+        raise ValueError("not a search head")
+    try:
+        head = orjson.loads(data[len(prefix) : -2])
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(str(exc)) from exc
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise ValueError("not a search head of this format")
+    for key in ("docs", "doc_shard", "term_shards"):
+        if not isinstance(head.get(key), int) or head[key] < (0 if key == "docs" else 1):
+            raise ValueError(f"search head: bad {key}")
+    return head
+
+
+def shard_names(head: dict[str, Any]) -> list[str]:
+    """The file names (in ``SEARCH_DIR``) of every shard a head counts."""
+    docs = -(-head["docs"] // head["doc_shard"])
+    return [f"t{k}.js" for k in range(head["term_shards"])] + [f"d{k}.js" for k in range(docs)]
+
+
 def fold_script() -> bytes:
     """``fold.js``: ``window.PPLX_FOLD``, the script folding table as two strings (the
     characters, and the simplified character each folds to), for the search box and the

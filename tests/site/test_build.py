@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -122,11 +123,43 @@ def test_search_shards_left_over_from_a_larger_index_are_removed(
         build_site(archive, full=True)
         many = sorted(_search(site))
         monkeypatch.undo()
-        build_site(archive)
+        build_site(archive, full=True)
     head = orjson.loads((site / SEARCH_JS).read_bytes()[len(b"window.PPLX_SEARCH = ") : -2])
     few = sorted(_search(site))
     assert len(many) > len(few) == 1 + head["term_shards"] + 1
     assert set(few) == {SEARCH_JS, "t0.js", "d0.js"}
+
+
+def test_a_rebuild_with_nothing_changed_does_not_make_the_indexes_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No page built or removed and the index and search files whole: the search index is
+    not made again (no data file read); a missing shard or index page makes it again."""
+    build(tmp_path)
+    site = tmp_path / "site"
+    made: list[int] = []
+    real = offline_search.search_files
+
+    def counting(docs: Any) -> dict[str, bytes]:
+        made.append(1)
+        return real(docs)
+
+    monkeypatch.setattr(offline_search, "search_files", counting)
+    with Archive(tmp_path) as archive:
+        build_site(archive)
+        before = _search(site)
+        assert len(made) == 1
+        again = build_site(archive)
+        assert (again.built, again.files_written, len(made)) == (0, 0, 1)
+        (site / SEARCH_DIR / "d0.js").unlink()
+        build_site(archive)
+        assert len(made) == 2 and _search(site) == before
+        (site / "index.html").unlink()
+        build_site(archive)
+        assert len(made) == 3 and (site / "index.html").is_file()
+        harvest(archive, THREADS[0], answer="A new answer about chlorophyll.")
+        build_site(archive)
+        assert len(made) == 4 and b"chlorophyll" in _search_text(site)
 
 
 def test_cli_site_to_folder_and_refusal(tmp_path: Path) -> None:
