@@ -20,6 +20,7 @@ _SNIPPET = 160
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
 def tokens(text: str) -> list[str]:
@@ -45,9 +46,16 @@ def turn_terms(title: str, text: str) -> tuple[str, ...]:
 
     Computed once per built page (in the worker that built it) and kept with the page's
     searchable text, so the search index of a rebuild merges term lists instead of
-    tokenizing every turn of the archive again.
+    tokenizing every turn of the archive again. The set of :func:`tokens`.
     """
-    return tuple(sorted(set(tokens(title + " " + text))))
+    found: set[str] = set()
+    for run in set(_TOKEN.findall(fold(title + " " + text))):  # each distinct run once
+        if _CJK_CHAR.match(run):  # a run is all CJK or has none
+            found.update(run)
+            found.update(run[i : i + 2] for i in range(len(run) - 1))
+        else:
+            found.add(run)
+    return tuple(sorted(found))
 
 
 SEARCH_DIR = "search"

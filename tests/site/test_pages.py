@@ -153,3 +153,13 @@ def test_shards_give_every_term_and_prefix_the_postings_of_a_full_scan(
         if len(term) >= 3:
             shard = index.parts["t", shard_of(term[:3], index.head["term_shards"])]
             assert term in shard
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet="ab Z9_-量子计算カタカナ한국ＡＩ查詢\u00e9\u3000\U00020001", max_size=40),
+    st.text(alphabet="xy 量子", max_size=8),
+)
+def test_turn_terms_are_the_sorted_set_of_the_tokens(text: str, title: str) -> None:
+    """The distinct runs' terms, computed once each, are the set of every run's terms."""
+    assert turn_terms(title, text) == tuple(sorted(set(tokens(title + " " + text))))
