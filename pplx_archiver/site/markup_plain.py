@@ -15,6 +15,7 @@ The grammar, per block (blocks are separated by blank lines):
 - a paragraph: lines of inline text;
 - a list: lines all ``- item`` or all ``N. item`` (not two lists in a row, which markdown-it
   joins into one loose list);
+- a table: every line begins and ends with ``|``, the second is the alignment row;
 
 where inline text has no character with a meaning in Markdown besides backslash escapes of
 ASCII punctuation, code spans of single backticks, ``**bold**`` opened at a line's start or
@@ -45,6 +46,7 @@ _LIST_START = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _ANY_LIST = re.compile(r"[\s>]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 # A fence indented past what the block split sees (inside a list item).
 _WHOLE = re.compile(r"(?m)^[ \t]{4,}[>\s]*(?:`{3,}|~{3,})")
+_ALIGN = re.compile(r":?-+:?")
 _HEADING = re.compile(r"(#{1,6}) (\S(?:.*\S)?)")
 _EM = re.compile(r"\*([^*\s](?:[^*\n]*[^*\s])?)\*")
 _NUMBER = re.compile(r"\[\d{1,9}\](?![(\[])")  # "[12]": text (a citation when in range)
@@ -347,10 +349,54 @@ def _quick_block(lines: list[str], links: Links) -> str | None:
             level, content = len(heading.group(1)), heading.group(2)
             inner = None if content.endswith("#") else _inline(content, links)
             return None if inner is None else f"<h{level}>{inner}</h{level}>\n"
+    if len(lines) >= 2 and all(line[0] == "|" and line[-1] == "|" for line in lines):
+        return _table(lines, links)
     kind = _list_kind(lines)
     if kind is None:
         return None
     return _block(lines, kind, links)
+
+
+def _table(lines: list[str], links: Links) -> str | None:
+    """A table whose every line begins and ends with ``|`` (no escaped pipe), as
+    markdown-it's table rule writes it, else None."""
+    if any("\\|" in line for line in lines) or len(lines) * lines[0].count("|") > 10_000:
+        return None
+    aligns: list[str] = []
+    for cell in lines[1][1:-1].split("|"):
+        mark = cell.strip(" ")
+        if not _ALIGN.fullmatch(mark):
+            return None
+        aligns.append(
+            ("center" if mark[0] == ":" else "right")
+            if mark[-1] == ":"
+            else ("left" if mark[0] == ":" else "")
+        )
+    rows = [line[1:-1].split("|") for line in (lines[0], *lines[2:])]
+    if len(rows[0]) != len(aligns):
+        return None
+    out = ["<table>\n<thead>\n"]
+    for number, cells in enumerate(rows):
+        tag = "th" if number == 0 else "td"
+        if number == 1:
+            out.append("<tbody>\n")
+        out.append("<tr>\n")
+        for column, align in enumerate(aligns):
+            content = cells[column].strip(" ") if column < len(cells) else ""
+            if content[:1].isspace() or content[-1:].isspace():
+                return None
+            inner = _inline(content, links)
+            if inner is None:
+                return None
+            style = f' style="text-align:{align}"' if align else ""
+            out.append(f"<{tag}{style}>{inner}</{tag}>\n")
+        out.append("</tr>\n")
+        if number == 0:
+            out.append("</thead>\n")
+    if len(rows) > 1:
+        out.append("</tbody>\n")
+    out.append("</table>\n")
+    return "".join(out)
 
 
 def _list_kind(lines: list[str]) -> str | None:

@@ -74,7 +74,16 @@ _LINE = st.one_of(
     _INLINE.map(lambda t: f"**{t}** (3)"),
     _INLINE.map(lambda t: f"*{t}*"),
 )
+_CELL = st.one_of(_WORD, _INLINE, st.just(""), st.sampled_from(["**b**", "`c|d`", " x ", "a\\|b"]))
+_TABLE = st.tuples(
+    st.lists(_CELL, min_size=1, max_size=3),
+    st.lists(
+        st.sampled_from(["---", ":--", "--:", ":-:", " - ", "", "x", "-"]), min_size=1, max_size=4
+    ),
+    st.lists(st.lists(_CELL, max_size=4), max_size=3),
+).map(lambda t: "\n".join("|" + "|".join(cells) + "|" for cells in (t[0], t[1], *t[2])))
 _BLOCK = st.one_of(
+    _TABLE,
     st.lists(_LINE, min_size=1, max_size=3).map("\n".join),
     st.lists(_LINE, min_size=1, max_size=3).map(lambda ls: "\n".join(f"- {x}" for x in ls)),
     st.lists(_LINE, min_size=1, max_size=3).map(
@@ -133,6 +142,7 @@ _DOC = st.lists(
 @example("- a\n\n    code", 0)
 @example("<details><summary>S</summary>\n\n- a\n\n</details>\n\n</details>", 0)
 @example("[x]\n\n[x]: https://e.x", 0)
+@example("| A | B [1] |\n|:-|--:|\n| **x** | [y](<https://e.x>) |\n||z|", 3)
 @example("Seen in \\[2\\] and [3], not [4] or [0].[1]", 3)
 @example("**Bold [1]** `[2]` [l [3]](<https://e.x>)", 3)
 def test_quick_path_gives_markdown_its_html(text: str, cites: int) -> None:
