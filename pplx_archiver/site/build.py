@@ -393,17 +393,7 @@ def _write_indexes(
         if p.stem not in spaces
     ]
     written = _put(archive, target, space_pages, stale)[0]
-    docs = []
-    for meta in metas:
-        try:
-            data = orjson.loads(
-                (target / DATA_DIR / f"{pages.page_id(meta.uuid)}.json").read_bytes()
-            )
-            turns = _turns_of(meta.title, data)
-        except (FileNotFoundError, orjson.JSONDecodeError, TypeError, ValueError):
-            turns = ()
-        docs.append((meta, turns))
-    search = offline_search.search_files(docs)
+    search = offline_search.search_files(_search_docs(target, metas))
     shards = target / offline_search.SEARCH_DIR
     old_shards = sorted(shards.glob("*.js")) if shards.is_dir() else []
     gone = [f"{offline_search.SEARCH_DIR}/{p.name}" for p in old_shards]
@@ -420,6 +410,22 @@ def _write_static(archive: Archive, target: Path, kept: Mapping[str, Mapping[str
     manifest = {"version": SITE_VERSION, "threads": {u: kept[u] for u in sorted(kept)}}
     files[MANIFEST] = orjson.dumps(manifest, option=orjson.OPT_SORT_KEYS)
     return _put(archive, target, files)[0]
+
+
+def _search_docs(
+    target: Path, metas: Sequence[pages.ThreadMeta]
+) -> Iterator[tuple[pages.ThreadMeta, tuple[tuple[int, str, Sequence[str]], ...]]]:
+    """Each thread's search turns, read from its data file as the search index takes them
+    (one file at a time: the texts of the archive are never all held)."""
+    for meta in metas:
+        try:
+            data = orjson.loads(
+                (target / DATA_DIR / f"{pages.page_id(meta.uuid)}.json").read_bytes()
+            )
+            turns = _turns_of(meta.title, data)
+        except (FileNotFoundError, orjson.JSONDecodeError, TypeError, ValueError):
+            turns = ()
+        yield meta, turns
 
 
 def _turns_of(title: str, data: Mapping[str, Any]) -> tuple[tuple[int, str, Sequence[str]], ...]:

@@ -7,7 +7,9 @@ query splitter (``site.js``) follows :func:`tokens`'s rules with :func:`fold_scr
 
 from __future__ import annotations
 
+import operator
 import re
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,6 +19,7 @@ from pplx_archiver.shell.archive.search_fold import fold, js_table
 from pplx_archiver.site.pages import SEARCH_JS, ThreadMeta
 
 _SNIPPET = 160
+_POSTING = "I" if array("I").itemsize >= 4 else "L"  # a doc number, packed
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
@@ -91,6 +94,13 @@ def _term_shards(postings: int) -> int:
     return shards
 
 
+def _deltas(numbers: array[int]) -> list[int]:
+    """Ascending doc numbers as the first, then the differences."""
+    if not numbers:
+        return []
+    return [numbers[0], *map(operator.sub, numbers[1:], numbers[:-1])]
+
+
 def _script(kind: str, number: int, payload: Any) -> bytes:
     data = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
     # orjson leaves U+2028/2029 as they are: escaped so the JSON is valid JavaScript too.
@@ -116,27 +126,39 @@ def search_files(
     A query loads the term shards of its terms, then the doc shards of the hits it shows,
     so its cost grows with what it finds, not with the archive.
     """
-    out_docs: list[list[Any]] = []
-    terms: dict[str, list[int]] = {}
-    postings = 0
+    # Held while the docs stream in: each term's doc numbers packed (4 bytes each, not a
+    # list of int objects), and the doc shards already made into script bytes.
+    terms: dict[str, array[int]] = {}
+    files: dict[str, bytes] = {}
+    chunk: list[list[Any]] = []
+    count = postings = 0
     for meta, turns in docs:
         for number, text, found in turns:
-            doc = len(out_docs)
-            out_docs.append([meta.page, number, meta.title, text[:_SNIPPET]])
+            chunk.append([meta.page, number, meta.title, text[:_SNIPPET]])
             for term in found:
-                terms.setdefault(term, []).append(doc)
+                numbers = terms.get(term)
+                if numbers is None:
+                    numbers = terms[term] = array(_POSTING)
+                numbers.append(count)
             postings += len(found)
+            count += 1
+            if len(chunk) == DOCS_PER_SHARD:
+                files[f"{SEARCH_DIR}/d{(count - 1) // DOCS_PER_SHARD}.js"] = _script(
+                    "d", (count - 1) // DOCS_PER_SHARD, chunk
+                )
+                chunk = []
+    if chunk:
+        files[f"{SEARCH_DIR}/d{count // DOCS_PER_SHARD}.js"] = _script(
+            "d", count // DOCS_PER_SHARD, chunk
+        )
     shards = _term_shards(postings)
-    by_shard: list[dict[str, list[int]]] = [{} for _ in range(shards)]
-    for term, numbers in terms.items():
-        by_shard[shard_of(term, shards)][term] = [
-            b - a for a, b in zip([0, *numbers[:-1]], numbers, strict=True)
-        ]
-    files = {f"{SEARCH_DIR}/t{k}.js": _script("t", k, shard) for k, shard in enumerate(by_shard)}
-    for k in range(0, len(out_docs), DOCS_PER_SHARD):
-        chunk = out_docs[k : k + DOCS_PER_SHARD]
-        files[f"{SEARCH_DIR}/d{k // DOCS_PER_SHARD}.js"] = _script("d", k // DOCS_PER_SHARD, chunk)
-    head = {"format": FORMAT, "docs": len(out_docs), "doc_shard": DOCS_PER_SHARD}
+    by_shard: list[list[str]] = [[] for _ in range(shards)]
+    for term in terms:
+        by_shard[shard_of(term, shards)].append(term)
+    for k, names in enumerate(by_shard):
+        payload = {term: _deltas(terms.pop(term)) for term in names}
+        files[f"{SEARCH_DIR}/t{k}.js"] = _script("t", k, payload)
+    head = {"format": FORMAT, "docs": count, "doc_shard": DOCS_PER_SHARD}
     head["term_shards"] = shards
     files[SEARCH_JS] = (
         b"window.PPLX_SEARCH = " + orjson.dumps(head, option=orjson.OPT_SORT_KEYS) + b";\n"
