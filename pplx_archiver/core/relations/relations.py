@@ -59,9 +59,10 @@ class ThreadFacts:
     context uuid, entry uuids). ``links`` are the references its answers and citations
     make, as (identifier, evidence) pairs in the order found (:func:`text_links`; the texts
     themselves are not kept, so the facts of a large archive stay small).
-    ``background_ids`` maps a background entry id to its sub-agent run id; ``anchors`` are
+    ``background_ids`` pairs a background entry id with its sub-agent run id; ``anchors`` are
     the run ids this thread anchors; ``runs`` the run ids of its own ``run_subagent`` steps;
-    ``council`` pairs (member id prefix, model) of its council items.
+    ``council`` pairs (member id prefix, model) of its council items. Sorted tuples, not
+    sets (a small set costs several times its items: the facts of every thread are held).
     """
 
     uuid: str
@@ -71,11 +72,11 @@ class ThreadFacts:
     space_title: str = ""
     first_query: str = ""
     scheduled: bool = False
-    ids: frozenset[str] = frozenset()
+    ids: tuple[str, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
-    background_ids: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    anchors: frozenset[str] = frozenset()
-    runs: frozenset[str] = frozenset()
+    background_ids: tuple[tuple[str, str], ...] = ()
+    anchors: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
     council: tuple[tuple[str, str], ...] = ()
 
 
@@ -177,11 +178,11 @@ def thread_facts(
         space_title=space.title if space is not None else "",
         first_query=first.query if first is not None else "",
         scheduled=source in SCHEDULED_SOURCES,
-        ids=frozenset(i for i in ids if i),
+        ids=tuple(sorted({i for i in ids if i})),
         links=text_links(answers, citations),
-        background_ids=background,
-        anchors=frozenset(anchors),
-        runs=frozenset(runs),
+        background_ids=tuple(background.items()),
+        anchors=tuple(sorted(anchors)),
+        runs=tuple(sorted(runs)),
         council=tuple(sorted(council)),
     )
 
@@ -270,7 +271,7 @@ def _reference_edges(
 def _subagent_edges(threads: Sequence[ThreadFacts], resolve: Mapping[str, str]) -> Iterator[_Found]:
     """subagent_of: background run ids, council model slots and anchored run ids."""
     for parent in threads:
-        for bg_id, run_id in parent.background_ids.items():
+        for bg_id, run_id in parent.background_ids:
             target = resolve.get(bg_id.lower())
             if target is not None:
                 yield target, parent.uuid, "subagent_of", f"sub-agent run {run_id}"

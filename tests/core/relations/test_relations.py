@@ -33,7 +33,7 @@ def facts(
     """Facts of a thread with the given uuid and creation time (and the links of the given
     answer and citation texts)."""
     links = text_links(answer_text, citation_text)
-    return ThreadFacts(uuid=uuid, created_us=created, ids=frozenset({uuid}), links=links, **kw)
+    return ThreadFacts(uuid=uuid, created_us=created, ids=(uuid,), links=links, **kw)
 
 
 def decoded(
@@ -103,7 +103,7 @@ def test_references_by_url_and_bare_uuid_from_answers_and_citations() -> None:
         ),
         facts(U[1], 2, citation_text=(f"https://perplexity.ai/search/{U[0]}",)),
         facts(U[2], 3, answer_text=(f"myself {U[2]} and an unknown {U[9]}",)),
-        ThreadFacts(uuid=U[3], created_us=4, ids=frozenset({U[3], "my-slug-abc"})),
+        ThreadFacts(uuid=U[3], created_us=4, ids=tuple(sorted({U[3], "my-slug-abc"}))),
         facts(U[4], 5, citation_text=("https://www.perplexity.ai/search/My-Slug-abc",)),
         facts(U[5], 6, answer_text=("as said in perplexity.ai/search/my-slug-abc.",)),
     ]
@@ -135,7 +135,7 @@ def test_subagent_of_from_background_entry_run_id() -> None:
     )
     parent = decoded(U[4], [page([parent_main])], [page([parent_main], [background])])
     child = decoded(U[5], [page([entry(U[5], 30, query="")])])
-    assert parent.background_ids == {U[5]: "toolu_A"}
+    assert parent.background_ids == ((U[5], "toolu_A"),)
     assert build_edges([parent, child]) == (
         Edge(U[5], U[4], "subagent_of", "sub-agent run toolu_A"),
     )
@@ -143,8 +143,8 @@ def test_subagent_of_from_background_entry_run_id() -> None:
 
 def test_subagent_of_from_run_subagent_step_anchored_in_parent() -> None:
     """A thread whose run_subagent step id is anchored by another thread is its sub-agent."""
-    parent = facts(U[0], 1, anchors=frozenset({"toolu_B"}))
-    child = facts(U[1], 2, runs=frozenset({"toolu_B"}))
+    parent = facts(U[0], 1, anchors=("toolu_B",))
+    child = facts(U[1], 2, runs=("toolu_B",))
     assert build_edges([parent, child]) == (
         Edge(U[1], U[0], "subagent_of", "sub-agent run toolu_B"),
     )
@@ -220,8 +220,8 @@ def test_output_bytes_do_not_depend_on_input_order() -> None:
     threads = [
         facts(U[0], 1, first_query="q", space="s", title="A <b>|title|</b>\x07"),
         facts(U[1], 2, first_query="Q?", space="s", answer_text=(U[0],)),
-        facts(U[2], 3, first_query="q", anchors=frozenset({"toolu_C"})),
-        facts(U[3], 4, runs=frozenset({"toolu_C"})),
+        facts(U[2], 3, first_query="q", anchors=("toolu_C",)),
+        facts(U[3], 4, runs=("toolu_C",)),
     ]
     forward = build_edges(threads)
     backward = build_edges(list(reversed(threads)))
