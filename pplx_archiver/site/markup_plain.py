@@ -1,28 +1,29 @@
-"""A quick path for the plainest Markdown: the same HTML as markdown-it, or None.
+"""A quick path for plain Markdown blocks: markdown-it's HTML without running markdown-it.
 
-Most of what the site renders besides answers is Markdown the render core assembled itself
-(work-process steps, sub-agent work): fold markers, bold labels, paragraphs and lists of
-escaped text and ``[name](<url>)`` links. markdown-it takes ~2 ms for such a block;
-:func:`plain_html` reads it in one pass and returns the HTML markdown-it (as configured in
-:mod:`pplx_archiver.site.markup`, without citation links) gives for it, or None as soon as
-it meets anything outside that small grammar — then the caller renders with markdown-it.
+Most of what the site renders is Markdown the render core assembled itself (work-process
+steps, sub-agent work: fold markers, bold labels, paragraphs and lists of escaped text and
+``[name](<url>)`` links) and answers made mostly of plain paragraphs, lists and tables.
+:func:`render` splits a text into blocks, renders each block in the grammar below itself
+and hands every other run of blocks to a fallback (markdown-it, as configured in
+:mod:`pplx_archiver.site.markup`), so the HTML is markdown-it's byte for byte;
 ``tests/site/test_markup_plain.py`` checks the two agree over generated and hostile text.
 
-The grammar, per block (blocks are separated by blank lines):
+The grammar, per block (blocks are separated by blank lines, never inside fenced code or
+``$$`` math):
 
 - a fold marker line, ``<details><summary>…</summary>`` or ``</details>`` (balanced);
 - a heading line, ``#`` to ``######`` and inline text;
 - a paragraph: lines of inline text;
-- a list: lines all ``- item`` or all ``N. item`` (not two lists in a row, which markdown-it
-  joins into one loose list);
+- a list: lines all ``- item`` or all ``N. item`` (a list right after another block holding
+  a list line is joined to it: markdown-it may read them as one);
 - a table: every line begins and ends with ``|``, the second is the alignment row;
 
 where inline text has no character with a meaning in Markdown besides backslash escapes of
 ASCII punctuation, code spans of single backticks, ``**bold**`` opened at a line's start or
 after a space, ``*emphasis*`` as a whole line or item, ``[N]`` (a citation link when the
-caller asks for them) and links to http(s) URLs.
-Whitespace at a line's edges, tabs, control characters, ``&`` (entities), ``<``, ``![``, and the
-characters that open headings, quotes, code, tables, math or other lists make it decline.
+caller asks for them) and links to http(s) URLs. Whitespace at a line's edges, tabs,
+control characters, ``&`` (entities), ``<``, ``![`` and the characters that open headings,
+quotes, code, tables, math or other lists send a block to the fallback.
 """
 
 from __future__ import annotations
