@@ -22,7 +22,6 @@ _SNIPPET = 160
 _POSTING = "I" if array("I").itemsize >= 4 else "L"  # a doc number, packed
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
-_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
@@ -35,13 +34,16 @@ def tokens(text: str) -> list[str]:
     """
     out: list[str] = []
     for match in _TOKEN.finditer(fold(text)):
-        run = match.group(0)
-        if _CJK_RUN.match(run):
-            out.extend(run)
-            out.extend(run[i : i + 2] for i in range(len(run) - 1))
-        else:
-            out.append(run)
+        out.extend(_run_terms(match.group(0)))
     return out
+
+
+def _run_terms(run: str) -> list[str]:
+    """The terms of one run of :data:`_TOKEN`: a word, or (a run is all CJK or has none)
+    each CJK character and each CJK bigram."""
+    if not _CJK_CHAR.match(run):
+        return [run]
+    return [*run, *(run[i : i + 2] for i in range(len(run) - 1))]
 
 
 def turn_terms(title: str, text: str) -> tuple[str, ...]:
@@ -53,11 +55,7 @@ def turn_terms(title: str, text: str) -> tuple[str, ...]:
     """
     found: set[str] = set()
     for run in set(_TOKEN.findall(fold(title + " " + text))):  # each distinct run once
-        if _CJK_CHAR.match(run):  # a run is all CJK or has none
-            found.update(run)
-            found.update(run[i : i + 2] for i in range(len(run) - 1))
-        else:
-            found.add(run)
+        found.update(_run_terms(run))
     return tuple(sorted(found))
 
 
@@ -132,6 +130,12 @@ def search_files(
     files: dict[str, bytes] = {}
     chunk: list[list[Any]] = []
     count = postings = 0
+
+    def flush() -> None:  # the doc shard holding doc ``count - 1``
+        shard = (count - 1) // DOCS_PER_SHARD
+        files[f"{SEARCH_DIR}/d{shard}.js"] = _script("d", shard, chunk)
+        chunk.clear()
+
     for meta, turns in docs:
         for number, text, found in turns:
             chunk.append([meta.page, number, meta.title, text[:_SNIPPET]])
@@ -143,14 +147,9 @@ def search_files(
             postings += len(found)
             count += 1
             if len(chunk) == DOCS_PER_SHARD:
-                files[f"{SEARCH_DIR}/d{(count - 1) // DOCS_PER_SHARD}.js"] = _script(
-                    "d", (count - 1) // DOCS_PER_SHARD, chunk
-                )
-                chunk = []
+                flush()
     if chunk:
-        files[f"{SEARCH_DIR}/d{count // DOCS_PER_SHARD}.js"] = _script(
-            "d", count // DOCS_PER_SHARD, chunk
-        )
+        flush()
     shards = _term_shards(postings)
     by_shard: list[list[str]] = [[] for _ in range(shards)]
     for term in terms:
